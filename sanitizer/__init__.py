@@ -1,0 +1,22 @@
+"""Suture's pure core: repair and validate LLM request transcripts.
+
+No I/O, no clock, no randomness, no environment: a request body in, a repaired body and a
+repair log out.
+"""
+
+from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProviderError
+from ._model import Repair, SanitizeResult
+from ._policy import Policy
+from .sanitize import APIS, sanitize
+
+__all__ = [
+    "APIS",
+    "Policy",
+    "PolicyError",
+    "Repair",
+    "SanitizeError",
+    "SanitizeResult",
+    "UnknownAPIError",
+    "UnknownProviderError",
+    "sanitize",
+]

@@ -1,0 +1,84 @@
+"""Everything a user can tune about repairs, in one immutable object built once at start-up."""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass, fields
+from typing import Any, Literal
+
+from ._errors import PolicyError
+
+OrphanToolCall = Literal["pair", "drop"]
+TrailingToolCall = Literal["pair", "leave"]
+
+DEFAULT_SYNTHETIC_RESULT = (
+    "Tool call `{name}` was interrupted before a result came back. "
+    "It may have partly run: check its effects before relying on them or retrying."
+)
+DEFAULT_STUB_TOOL_DESCRIPTION = (
+    "Declared by Suture because the conversation history uses this tool; it is not callable now."
+)
+
+_TEMPLATE_FIELDS = frozenset({"name", "id"})
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """How the sanitizer repairs what it finds.
+
+    orphan_tool_call: ``pair`` answers a tool call that has no result with a synthetic error
+        result placed right after the assistant message that owns it; ``drop`` removes the
+        unexecuted call instead (never from a message that carries thinking blocks, whose
+        signature covers the call: those are paired).
+    trailing_tool_call: what to do with unanswered calls in the last message of the
+        transcript. ``pair`` (default) treats them like any orphan; ``leave`` forwards them
+        as they are, for clients that will send the results themselves.
+    synthetic_result_text: the text of a synthetic result. ``{name}`` and ``{id}`` are
+        replaced with the tool's name and the call id. Keep it free of timestamps so provider
+        prompt caches stay valid.
+    stub_tool_description: description of the stub tool definitions added when a request's
+        history holds tool blocks but the request defines no tools.
+    """
+
+    orphan_tool_call: OrphanToolCall = "pair"
+    trailing_tool_call: TrailingToolCall = "pair"
+    synthetic_result_text: str = DEFAULT_SYNTHETIC_RESULT
+    stub_tool_description: str = DEFAULT_STUB_TOOL_DESCRIPTION
+
+    def __post_init__(self) -> None:
+        if self.orphan_tool_call not in ("pair", "drop"):
+            raise PolicyError(
+                f"orphan_tool_call must be 'pair' or 'drop', not {self.orphan_tool_call!r}"
+            )
+        if self.trailing_tool_call not in ("pair", "leave"):
+            raise PolicyError(
+                f"trailing_tool_call must be 'pair' or 'leave', not {self.trailing_tool_call!r}"
+            )
+        for name in ("synthetic_result_text", "stub_tool_description"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise PolicyError(f"{name} must be a non-blank string")
+        try:
+            used = {f for _, f, _, _ in string.Formatter().parse(self.synthetic_result_text) if f}
+        except ValueError as exc:
+            raise PolicyError(f"synthetic_result_text is not a valid template: {exc}") from None
+        unknown = used - _TEMPLATE_FIELDS
+        if unknown:
+            raise PolicyError(
+                "synthetic_result_text may use {name} and {id} only, not "
+                + ", ".join("{" + f + "}" for f in sorted(unknown))
+            )
+
+    def synthetic_text(self, *, name: str, call_id: str) -> str:
+        return self.synthetic_result_text.format(name=name or "unknown", id=call_id)
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> Policy:
+        """Build a policy from plain data (config files, CLI ``KEY=VALUE`` pairs)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise PolicyError(
+                f"unknown policy key(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        return cls(**values)
