@@ -1,0 +1,80 @@
+"""The transcript as the rules see it: messages ("entries") holding typed parts.
+
+Each dialect parses its wire format into this shape and renders it back. A part keeps the
+original JSON object it came from (``raw``), so everything a rule does not touch is forwarded
+exactly as the client sent it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+TEXT = "text"
+THINKING = "thinking"
+CALL = "call"
+RESULT = "result"
+SERVER_CALL = "server_call"
+SERVER_RESULT = "server_result"
+OTHER = "other"
+
+
+@dataclass(slots=True)
+class Part:
+    kind: str
+    raw: Any
+    call_id: str | None = None
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Entry:
+    """One message. ``origin`` is its index in the input body (``None`` for one Suture made)."""
+
+    role: str
+    parts: list[Part]
+    source: dict[str, Any]
+    origin: int | None
+    dirty: bool = False
+
+    def calls(self) -> list[Part]:
+        return [p for p in self.parts if p.kind == CALL]
+
+    def has(self, kind: str) -> bool:
+        return any(p.kind == kind for p in self.parts)
+
+
+@dataclass(slots=True)
+class Transcript:
+    entries: list[Entry]
+    body: dict[str, Any]
+    body_updates: dict[str, Any] = field(default_factory=dict)
+
+    def parts(self) -> Iterator[tuple[Entry, Part]]:
+        for entry in self.entries:
+            for part in entry.parts:
+                yield entry, part
+
+    def call_owners(self) -> dict[str, Entry]:
+        """Map each tool-call id to the assistant entry that makes the call (the first, if reused)."""
+        owners: dict[str, Entry] = {}
+        for entry in self.entries:
+            for part in entry.parts:
+                if part.kind == CALL and part.call_id is not None:
+                    owners.setdefault(part.call_id, entry)
+        return owners
+
+    def remove_parts(self, entry: Entry, doomed: list[Part]) -> None:
+        """Take ``doomed`` out of ``entry``; an entry left with no parts leaves the transcript."""
+        ids = {id(p) for p in doomed}
+        entry.parts = [p for p in entry.parts if id(p) not in ids]
+        entry.dirty = True
+        if not entry.parts:
+            self.entries = [e for e in self.entries if e is not entry]
+
+    def index_of(self, entry: Entry) -> int:
+        for index, candidate in enumerate(self.entries):
+            if candidate is entry:
+                return index
+        raise LookupError("entry is not in the transcript")

@@ -1,0 +1,37 @@
+"""Shape checks shared by the dialects: each failure names the path of the bad field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import SanitizeError
+
+
+def messages_of(body: dict[str, Any]) -> list[Any]:
+    messages = body.get("messages")
+    if messages is None:
+        raise SanitizeError("messages", "is required")
+    if not isinstance(messages, list):
+        raise SanitizeError("messages", f"must be a list, not {type_name(messages)}")
+    return messages
+
+
+def require_object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise SanitizeError(path, f"must be an object, not {type_name(value)}")
+    return value
+
+
+def require_id(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        what = "is missing" if value is None else f"must be a string, not {type_name(value)}"
+        raise SanitizeError(path, what)
+    return value
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,164 @@
+"""Anthropic Messages: ``tool_use`` blocks in assistant messages, ``tool_result`` blocks in user messages."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._errors import SanitizeError
+from .._ir import CALL, OTHER, RESULT, SERVER_CALL, SERVER_RESULT, TEXT, THINKING, Entry, Part, Transcript
+from ._shape import messages_of, require_id, require_object, type_name
+
+ROLES = ("user", "assistant")
+TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_SERVER_CALLS = frozenset(("server_tool_use", "mcp_tool_use"))
+_THINKING = frozenset(("thinking", "redacted_thinking"))
+
+
+class AnthropicMessages:
+    api = "anthropic-messages"
+    result_role = "user"
+
+    def looks_clean(self, body: dict[str, Any]) -> bool:
+        messages = body.get("messages")
+        if type(messages) is not list or not messages:
+            return False
+        pending: set[str] = set()
+        calls_seen: set[str] = set()
+        last = len(messages) - 1
+        for index, message in enumerate(messages):
+            if type(message) is not dict:
+                return False
+            role = message.get("role")
+            content = message.get("content")
+            if type(content) is str:
+                if pending or not content.strip() or role not in ROLES:
+                    return False
+                continue
+            if type(content) is not list or (not content and not (index == last and role == "assistant")):
+                return False
+            if role == "user":
+                for block in content:
+                    kind = block.get("type") if type(block) is dict else None
+                    if kind == "tool_result":
+                        if block.get("tool_use_id") not in pending:
+                            return False
+                        pending.discard(block["tool_use_id"])
+                    elif pending or kind not in _PLAIN_USER_BLOCKS or (kind == "text" and _blank(block)):
+                        return False
+            elif role == "assistant":
+                if pending:
+                    return False
+                server_calls: set[Any] = set()
+                for block in content:
+                    kind = block.get("type") if type(block) is dict else None
+                    if kind == "tool_use":
+                        call_id = block.get("id")
+                        if type(call_id) is not str or call_id in calls_seen or not TOOL_ID.match(call_id):
+                            return False
+                        calls_seen.add(call_id)
+                        pending.add(call_id)
+                    elif kind == "text":
+                        if _blank(block):
+                            return False
+                    elif kind in _SERVER_CALLS:
+                        server_calls.add(block.get("id"))
+                    elif kind is None or kind == "tool_result":
+                        return False
+                    elif kind.endswith("_tool_result"):
+                        server_calls.discard(block.get("tool_use_id"))
+                if server_calls and index != last:
+                    return False
+            else:
+                return False
+        return not pending and (not calls_seen or bool(body.get("tools")))
+
+    def parse(self, body: dict[str, Any]) -> Transcript:
+        entries = []
+        for index, raw in enumerate(messages_of(body)):
+            path = f"messages[{index}]"
+            message = require_object(raw, path)
+            role = message.get("role")
+            if role not in ROLES:
+                hint = "; put system prompts in the top-level `system` field" if role == "system" else ""
+                raise SanitizeError(f"{path}.role", f"must be 'user' or 'assistant', not {role!r}{hint}")
+            entries.append(Entry(role, _parts(message.get("content"), f"{path}.content"), message, index))
+        return Transcript(entries, body)
+
+    def render(self, transcript: Transcript) -> dict[str, Any]:
+        body = dict(transcript.body)
+        body.update(transcript.body_updates)
+        body["messages"] = [_render_entry(entry) for entry in transcript.entries]
+        return body
+
+    def synthetic_result(self, call: Part, text: str) -> Part:
+        assert call.call_id is not None
+        block = {"type": "tool_result", "tool_use_id": call.call_id, "content": text, "is_error": True}
+        return Part(RESULT, block, call.call_id)
+
+    def new_result_entries(self, parts: list[Part]) -> list[Entry]:
+        return [Entry("user", parts, {"role": "user"}, None, dirty=True)]
+
+    def with_call_id(self, part: Part, call_id: str) -> Part:
+        key = "id" if part.kind == CALL else "tool_use_id"
+        return Part(part.kind, {**part.raw, key: call_id}, call_id, part.name)
+
+    def payload(self, part: Part) -> Any:
+        if not isinstance(part.raw, dict):
+            return part.raw
+        return part.raw.get("input") if part.kind == CALL else part.raw.get("content")
+
+
+_PLAIN_USER_BLOCKS = frozenset(("text", "image", "document", "search_result", "container_upload"))
+
+
+def _blank(block: dict[str, Any]) -> bool:
+    text = block.get("text")
+    return type(text) is not str or not text.strip()
+
+
+def _parts(content: Any, path: str) -> list[Part]:
+    if isinstance(content, str):
+        return [Part(TEXT, content)]
+    if not isinstance(content, list):
+        what = "is required" if content is None else f"must be a string or an array of blocks, not {type_name(content)}"
+        raise SanitizeError(path, what)
+    parts = []
+    for index, item in enumerate(content):
+        block_path = f"{path}[{index}]"
+        block = require_object(item, block_path)
+        kind = block.get("type")
+        if not isinstance(kind, str):
+            raise SanitizeError(f"{block_path}.type", "is missing" if kind is None else "must be a string")
+        if kind == "tool_use":
+            name = block.get("name")
+            call_id = require_id(block.get("id"), f"{block_path}.id")
+            parts.append(Part(CALL, block, call_id, name if isinstance(name, str) else None))
+        elif kind == "tool_result":
+            parts.append(Part(RESULT, block, require_id(block.get("tool_use_id"), f"{block_path}.tool_use_id")))
+        elif kind == "text":
+            parts.append(Part(TEXT, block))
+        elif kind in _THINKING:
+            parts.append(Part(THINKING, block))
+        elif kind in _SERVER_CALLS:
+            parts.append(Part(SERVER_CALL, block, require_id(block.get("id"), f"{block_path}.id")))
+        elif kind.endswith("_tool_result"):
+            answered = block.get("tool_use_id")
+            parts.append(Part(SERVER_RESULT, block, answered if isinstance(answered, str) else None))
+        else:
+            parts.append(Part(OTHER, block))
+    return parts
+
+
+def _render_entry(entry: Entry) -> Any:
+    if not entry.dirty:
+        return entry.source
+    parts = entry.parts
+    if len(parts) == 1 and isinstance(parts[0].raw, str):
+        content: Any = parts[0].raw
+    else:
+        content = [{"type": "text", "text": p.raw} if isinstance(p.raw, str) else p.raw for p in parts]
+    return {**entry.source, "content": content}
+
+
+DIALECT = AnthropicMessages()

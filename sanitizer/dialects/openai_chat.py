@@ -1,0 +1,144 @@
+"""OpenAI Chat Completions: calls live in ``assistant.tool_calls``, each result is a ``tool`` message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import SanitizeError
+from .._ir import CALL, OTHER, RESULT, TEXT, Entry, Part, Transcript
+from ._shape import messages_of, require_id, require_object, type_name
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+_PLAIN_ROLES = frozenset(("system", "developer", "user"))
+
+
+class OpenAIChat:
+    api = "openai-chat"
+    result_role = "tool"
+
+    def looks_clean(self, body: dict[str, Any]) -> bool:
+        messages = body.get("messages")
+        if type(messages) is not list:
+            return False
+        pending: set[str] = set()
+        calls_seen: set[str] = set()
+        for message in messages:
+            if type(message) is not dict:
+                return False
+            role = message.get("role")
+            if role == "tool":
+                if message.get("tool_call_id") not in pending:
+                    return False
+                pending.discard(message["tool_call_id"])
+                continue
+            if pending:
+                return False
+            content = message.get("content")
+            if content is not None and type(content) is not str and (
+                type(content) is not list or any(type(item) is not dict for item in content)
+            ):
+                return False
+            if role == "assistant":
+                tool_calls = message.get("tool_calls")
+                if tool_calls is None:
+                    continue
+                if type(tool_calls) is not list or not tool_calls:
+                    return False
+                for call in tool_calls:
+                    call_id = call.get("id") if type(call) is dict else None
+                    if type(call_id) is not str or call_id in calls_seen:
+                        return False
+                    calls_seen.add(call_id)
+                    pending.add(call_id)
+            elif role not in _PLAIN_ROLES:
+                return False
+        return not pending
+
+    def parse(self, body: dict[str, Any]) -> Transcript:
+        entries = []
+        for index, raw in enumerate(messages_of(body)):
+            path = f"messages[{index}]"
+            message = require_object(raw, path)
+            role = message.get("role")
+            if role not in ROLES:
+                raise SanitizeError(f"{path}.role", f"must be one of {', '.join(ROLES)}, not {role!r}")
+            if role == "tool":
+                call_id = require_id(message.get("tool_call_id"), f"{path}.tool_call_id")
+                parts = [Part(RESULT, message, call_id)]
+            else:
+                parts = _content_parts(message.get("content"), f"{path}.content")
+                if role == "assistant":
+                    parts.extend(_call_parts(message.get("tool_calls"), f"{path}.tool_calls"))
+            entries.append(Entry(role, parts, message, index))
+        return Transcript(entries, body)
+
+    def render(self, transcript: Transcript) -> dict[str, Any]:
+        body = dict(transcript.body)
+        body.update(transcript.body_updates)
+        body["messages"] = [_render_entry(entry) for entry in transcript.entries]
+        return body
+
+    def synthetic_result(self, call: Part, text: str) -> Part:
+        assert call.call_id is not None
+        return Part(RESULT, {"role": "tool", "tool_call_id": call.call_id, "content": text}, call.call_id)
+
+    def new_result_entries(self, parts: list[Part]) -> list[Entry]:
+        return [Entry("tool", [part], part.raw, None, dirty=True) for part in parts]
+
+    def with_call_id(self, part: Part, call_id: str) -> Part:
+        key = "id" if part.kind == CALL else "tool_call_id"
+        return Part(part.kind, {**part.raw, key: call_id}, call_id, part.name)
+
+    def payload(self, part: Part) -> Any:
+        if part.kind == CALL:
+            function = part.raw.get("function")
+            return function.get("arguments") if isinstance(function, dict) else None
+        return part.raw.get("content") if isinstance(part.raw, dict) else part.raw
+
+
+def _content_parts(content: Any, path: str) -> list[Part]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [Part(TEXT, content)] if content else []
+    if not isinstance(content, list):
+        raise SanitizeError(path, f"must be a string, an array of parts or null, not {type_name(content)}")
+    parts = []
+    for index, item in enumerate(content):
+        block = require_object(item, f"{path}[{index}]")
+        parts.append(Part(TEXT if block.get("type") == "text" else OTHER, block))
+    return parts
+
+
+def _call_parts(tool_calls: Any, path: str) -> list[Part]:
+    if tool_calls is None:
+        return []
+    if not isinstance(tool_calls, list):
+        raise SanitizeError(path, f"must be an array, not {type_name(tool_calls)}")
+    parts = []
+    for index, item in enumerate(tool_calls):
+        call = require_object(item, f"{path}[{index}]")
+        call_id = require_id(call.get("id"), f"{path}[{index}].id")
+        function = call.get("function")
+        name = function.get("name") if isinstance(function, dict) else None
+        parts.append(Part(CALL, call, call_id, name if isinstance(name, str) else None))
+    return parts
+
+
+def _render_entry(entry: Entry) -> Any:
+    if not entry.dirty:
+        return entry.source
+    if entry.role == "tool":
+        return entry.parts[0].raw
+    message = dict(entry.source)
+    if isinstance(message.get("content"), list):
+        message["content"] = [p.raw for p in entry.parts if p.kind != CALL]
+    calls = [p.raw for p in entry.parts if p.kind == CALL]
+    if calls:
+        message["tool_calls"] = calls
+    else:
+        message.pop("tool_calls", None)
+    return message
+
+
+DIALECT = OpenAIChat()

@@ -1,0 +1,63 @@
+"""What every repair rule is: a permanent code, a defect name, docs, and ``apply``."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .._ir import Entry, Part, Transcript
+from .._model import Repair
+from .._policy import Policy
+from ..dialects import Dialect
+
+DOC_HEADINGS = ("What it repairs", "Why", "Example", "Safety")
+
+
+@dataclass(slots=True)
+class Context:
+    api: str
+    dialect: Dialect
+    policy: Policy
+    repairs: list[Repair] = field(default_factory=list)
+
+    def report(
+        self,
+        rule: Rule,
+        action: str,
+        where: Entry | int | None,
+        call_id: str | None,
+        detail: str,
+    ) -> None:
+        index = where.origin if isinstance(where, Entry) else where
+        self.repairs.append(Repair(rule.code, rule.name, action, index, call_id, detail))
+
+    def describe(self, part: Part) -> str:
+        """A part's payload as compact text, so a dropped result's content survives in the record."""
+        return _compact(self.dialect.payload(part))
+
+
+class Rule:
+    """Base of all rules. Subclasses set ``code``, ``name`` and ``apis`` and document themselves."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    apis: ClassVar[frozenset[str] | None] = None
+    """The wire formats the rule applies to; ``None`` means every format."""
+
+    def applies_to(self, api: str) -> bool:
+        return self.apis is None or api in self.apis
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

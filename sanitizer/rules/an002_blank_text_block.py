@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from .._ir import TEXT, Part, Transcript
+from ._base import Context, Rule
+
+
+class BlankTextBlock(Rule):
+    """
+    What it repairs:
+        Text that is empty or only whitespace: an ``{"type": "text", "text": ""}`` block some
+        SDKs emit before a tool_use, or a message whose string content is "" or "\\n".
+
+    Why:
+        Anthropic: "messages: text content blocks must be non-empty" and
+        "messages: text content blocks must contain non-whitespace text". Replacing "" with
+        " " (as several gateways do) only turns the first error into the second.
+
+    Example:
+        Before: assistant [text "", tool_use toolu_1]
+        After:  assistant [tool_use toolu_1]
+
+    Safety:
+        Drops only text that says nothing. A message left with no content at all is then
+        handled by empty-message. The final assistant message (a prefill) is left as it is.
+    """
+
+    code = "AN002"
+    name = "blank-text-block"
+    apis = frozenset({"anthropic-messages"})
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        last = transcript.entries[-1] if transcript.entries else None
+        for entry in list(transcript.entries):
+            if entry is last and entry.role == "assistant":
+                continue
+            blank = [p for p in entry.parts if p.kind == TEXT and _is_blank(p)]
+            if not blank:
+                continue
+            ctx.report(self, "dropped", entry, None, f"dropped {len(blank)} blank text block(s)")
+            entry.parts = [p for p in entry.parts if not (p.kind == TEXT and _is_blank(p))]
+            entry.dirty = True
+
+
+def _is_blank(part: Part) -> bool:
+    text = part.raw if isinstance(part.raw, str) else part.raw.get("text")
+    return not isinstance(text, str) or not text.strip()

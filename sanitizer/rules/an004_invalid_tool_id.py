@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import re
+
+from .._ir import CALL, RESULT, Transcript
+from ._base import Context, Rule
+from ._ids import all_ids, digest
+
+_VALID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_INVALID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class InvalidToolId(Rule):
+    """
+    What it repairs:
+        Tool-use ids Anthropic does not accept: ids from other providers such as Kimi's
+        ``functions.bash:0``, OpenAI Responses ids containing ``|``, or an empty id.
+
+    Why:
+        Anthropic: "messages.1.content.0.tool_use.id: String should match pattern
+        '^[a-zA-Z0-9_-]+$'"
+
+    Example:
+        Before: assistant [tool_use id "functions.bash:0"] / user [tool_result "functions.bash:0"]
+        After:  assistant [tool_use id "functions_bash_0"] / user [tool_result "functions_bash_0"]
+
+    Safety:
+        Rewrites the id in the call and in every result for it, the same way, so pairs stay
+        pairs. Invalid characters become ``_``; when that would collide with another id (or
+        the id is empty) a short hash of the original is appended, so the mapping is
+        deterministic and one-to-one.
+    """
+
+    code = "AN004"
+    name = "invalid-tool-id"
+    apis = frozenset({"anthropic-messages"})
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        bad = {
+            p.call_id
+            for _, p in transcript.parts()
+            if p.kind in (CALL, RESULT) and p.call_id is not None and not _VALID.match(p.call_id)
+        }
+        if not bad:
+            return
+        taken = all_ids(transcript) - bad
+        mapping: dict[str, str] = {}
+        for original in sorted(bad):
+            candidate = _INVALID_CHAR.sub("_", original)[:48]
+            if not candidate or candidate in taken:
+                candidate = f"{candidate or 'toolu'}_{digest(original)}"
+            taken.add(candidate)
+            mapping[original] = candidate
+        for entry in transcript.entries:
+            for index, part in enumerate(entry.parts):
+                if part.kind in (CALL, RESULT) and part.call_id in mapping:
+                    new = mapping[part.call_id]
+                    if part.kind == CALL:
+                        ctx.report(self, "renamed", entry, part.call_id, f"tool id rewritten to {new!r}")
+                    entry.parts[index] = ctx.dialect.with_call_id(part, new)
+                    entry.dirty = True

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from .._ir import SERVER_CALL, SERVER_RESULT, Transcript
+from ._base import Context, Rule
+
+
+class OrphanServerToolUse(Rule):
+    """
+    What it repairs:
+        A ``server_tool_use`` block (web search, code execution, MCP...) whose result block
+        never came back: the stream was cut while the server tool ran.
+
+    Why:
+        Anthropic: "messages.1: `web_search` tool use with id `srvtoolu_01D2yBujTs8ZfsawS5cefDNK`
+        was found without a corresponding `web_search_tool_result` block"
+
+    Example:
+        Before: assistant [text "Searching", server_tool_use srvtoolu_1] / user "go on"
+        After:  assistant [text "Searching"] / user "go on"
+
+    Safety:
+        Removes the unfinished server call; the message keeps its other blocks, and a message
+        left empty is removed. A server call in the final assistant message is left alone:
+        after a ``pause_turn`` the client sends it back as-is for the server to continue. The
+        result may sit in a later assistant message (a pair split by ``pause_turn``); that
+        counts as answered.
+    """
+
+    code = "AN005"
+    name = "orphan-server-tool-use"
+    apis = frozenset({"anthropic-messages"})
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        answered = {p.call_id for _, p in transcript.parts() if p.kind == SERVER_RESULT}
+        last = transcript.entries[-1] if transcript.entries else None
+        for entry in list(transcript.entries):
+            if entry is last:
+                continue
+            orphans = [p for p in entry.parts if p.kind == SERVER_CALL and p.call_id not in answered]
+            if not orphans:
+                continue
+            for part in orphans:
+                ctx.report(
+                    self, "dropped", entry, part.call_id,
+                    f"removed a server tool call that never got its result: {ctx.describe(part)}",
+                )
+            transcript.remove_parts(entry, orphans)

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from .._ir import CALL, RESULT, THINKING, Entry, Part, Transcript
+from .._placement import attach_results, zone
+from ._base import Context, Rule
+
+
+class OrphanToolCall(Rule):
+    """
+    What it repairs:
+        A tool call that no result answers anywhere in the transcript: the agent was
+        interrupted after the model asked for a tool and before the tool ran (the seed
+        reports: AgentScope appends "I noticed that you have interrupted me..." and the
+        user's next message instead of a result).
+
+    Why:
+        Every later request is rejected, so the session is dead for good.
+        Anthropic: "messages.1: `tool_use` ids were found without `tool_result` blocks
+        immediately after: tc_slow_1. Each `tool_use` block must have a corresponding
+        `tool_result` block in the next message."
+        OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages
+        responding to each 'tool_call_id'. The following tool_call_ids did not have response
+        messages: tc_slow_1"
+
+    Example:
+        Before: user "call slow_tool" / assistant calls slow_tool (tc_slow_1) /
+                assistant "I noticed that you have interrupted me..." / user "stop, answer 42"
+        After (policy pair): the same, with a synthetic error result for tc_slow_1 right after
+                the call, so the recovery message and the correction follow the result.
+        After (policy drop): the call is removed; an assistant message left empty goes too.
+
+    Safety:
+        pair adds a result that says the truth (interrupted before a result came back, may
+        have partly run) and drops nothing. drop removes the unexecuted call but keeps the
+        message's text; it never strips a call from a message with thinking blocks (their
+        signature covers the call), which is paired instead. Calls in the last message are
+        left alone when trailing_tool_call is "leave".
+    """
+
+    code = "TP001"
+    name = "orphan-tool-call"
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        answered = {p.call_id for _, p in transcript.parts() if p.kind == RESULT}
+        owners = [e for e in transcript.entries if any(p.kind == CALL and p.call_id not in answered for p in e.parts)]
+        for owner in reversed(owners):
+            orphans = [p for p in owner.parts if p.kind == CALL and p.call_id not in answered]
+            if ctx.policy.trailing_tool_call == "leave" and self._is_trailing(transcript, owner, ctx):
+                continue
+            if ctx.policy.orphan_tool_call == "drop" and not owner.has(THINKING):
+                self._drop(transcript, owner, orphans, ctx)
+            else:
+                self._pair(transcript, owner, orphans, ctx)
+
+    def _pair(self, transcript: Transcript, owner: Entry, orphans: list[Part], ctx: Context) -> None:
+        kept_for_thinking = ctx.policy.orphan_tool_call == "drop"
+        synthetic = []
+        for call in orphans:
+            assert call.call_id is not None
+            text = ctx.policy.synthetic_text(name=call.name or "", call_id=call.call_id)
+            synthetic.append(ctx.dialect.synthetic_result(call, text))
+            why = (
+                "; not dropped because the message carries thinking blocks whose signature covers the call"
+                if kept_for_thinking
+                else ""
+            )
+            ctx.report(
+                self, "synthesized", owner, call.call_id,
+                f"answered unanswered call to {call.name!r} with a synthetic error result{why}",
+            )
+        attach_results(transcript, ctx.dialect, owner, synthetic)
+
+    def _drop(self, transcript: Transcript, owner: Entry, orphans: list[Part], ctx: Context) -> None:
+        for call in orphans:
+            ctx.report(
+                self, "dropped", owner, call.call_id,
+                f"removed unexecuted call to {call.name!r} with arguments {ctx.describe(call)}",
+            )
+        transcript.remove_parts(owner, orphans)
+
+    @staticmethod
+    def _is_trailing(transcript: Transcript, owner: Entry, ctx: Context) -> bool:
+        index = transcript.index_of(owner)
+        slots, end = zone(transcript.entries, index, ctx.dialect.result_role)
+        after_zone = (slots[-1][0] + 1) if slots else index + 1
+        return end is None and after_zone >= len(transcript.entries)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from .._ir import CALL, RESULT, Transcript
+from ._base import Context, Rule
+
+
+class InterposedMessage(Rule):
+    """
+    What it repairs:
+        Messages that sit between an assistant's tool calls and the results that answer them:
+        an interrupt-recovery assistant message ("I noticed that you have interrupted me.
+        What can I do for you?"), a system or developer reminder, the user's next text.
+
+    Why:
+        Results must come right after their calls.
+        OpenAI: "An assistant message with 'tool_calls' must be followed by tool messages
+        responding to each 'tool_call_id'. The following tool_call_ids did not have response
+        messages: call_1"
+        Anthropic: "messages.1: `tool_use` ids were found without `tool_result` blocks
+        immediately after: toolu_1. ..."
+
+    Example:
+        Before: assistant calls get_weather (call_1) / assistant "I noticed that you have
+                interrupted me..." / user "never mind" / tool result for call_1
+        After:  assistant calls get_weather / tool result for call_1 /
+                assistant "I noticed..." / user "never mind"
+
+    Safety:
+        Nothing is dropped; the moved messages keep their order. Only messages without tool
+        calls of their own are moved: a result that sits beyond a later tool-calling turn is
+        moved back by misplaced-tool-result instead.
+    """
+
+    code = "TP002"
+    name = "interposed-message"
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        entries = transcript.entries
+        i = 0
+        while i < len(entries):
+            calls = {p.call_id for p in entries[i].parts if p.kind == CALL}
+            last = self._last_result_before_next_call(transcript, i, calls) if calls else None
+            if last is not None:
+                span = entries[i + 1 : last + 1]
+                answers = [any(p.kind == RESULT and p.call_id in calls for p in e.parts) for e in span]
+                carriers = [e for e, answer in zip(span, answers, strict=True) if answer]
+                others = [e for e, answer in zip(span, answers, strict=True) if not answer]
+                # ``last`` holds a result, so every message in ``others`` sat before one.
+                moved = others
+                if moved:
+                    entries[i + 1 : last + 1] = carriers + others
+                    for entry in moved:
+                        ctx.report(
+                            self, "moved", entry, None,
+                            f"{entry.role} message sat between the tool calls of message "
+                            f"{entries[i].origin} and their results; moved after the results",
+                        )
+            i += 1
+
+    @staticmethod
+    def _last_result_before_next_call(transcript: Transcript, i: int, calls: set[str | None]) -> int | None:
+        last = None
+        for j in range(i + 1, len(transcript.entries)):
+            parts = transcript.entries[j].parts
+            if any(p.kind == CALL for p in parts):
+                break
+            if any(p.kind == RESULT and p.call_id in calls for p in parts):
+                last = j
+        return last

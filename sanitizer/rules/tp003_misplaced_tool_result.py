@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from .._ir import RESULT, Entry, Part, Transcript
+from .._placement import attach_results, zone_ids
+from ._base import Context, Rule
+
+
+class MisplacedToolResult(Rule):
+    """
+    What it repairs:
+        A real tool result that exists in the transcript but not right after its call: after
+        the next user turn or a later assistant turn, or even before the call (a framework that
+        persisted the result first, or a merge of two histories).
+
+    Why:
+        The result does not count where it is, and the call looks unanswered.
+        OpenAI: "Invalid parameter: messages with role 'tool' must be a response to a
+        preceeding message with 'tool_calls'."
+        Anthropic: "messages.3.content.0: unexpected `tool_use_id` found in `tool_result`
+        blocks: toolu_1. Each `tool_result` block must have a corresponding `tool_use` block
+        in the previous message."
+
+    Example:
+        Before: user "weather?" / assistant calls get_weather (call_1) / user "and tomorrow?" /
+                tool result for call_1 "Sunny"
+        After:  user "weather?" / assistant calls get_weather / tool result "Sunny" /
+                user "and tomorrow?"
+
+    Safety:
+        The real result is moved, never replaced by a synthetic one; nothing is dropped.
+        Results join their call's other results in the order of the calls.
+    """
+
+    code = "TP003"
+    name = "misplaced-tool-result"
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        owners = transcript.call_owners()
+        entries = transcript.entries
+        placed: dict[int, set[str | None]] = {}
+        for index, entry in enumerate(entries):
+            if entry.calls():
+                placed[id(entry)] = zone_ids(entries, index, ctx.dialect.result_role)
+        moving: list[tuple[Entry, Entry, Part]] = []
+        for entry in entries:
+            for part in entry.parts:
+                owner = owners.get(part.call_id) if part.kind == RESULT and part.call_id else None
+                if owner is not None and part.call_id not in placed[id(owner)]:
+                    moving.append((owner, entry, part))
+        if not moving:
+            return
+        for owner, holder, part in moving:
+            ctx.report(
+                self, "moved", holder, part.call_id,
+                f"moved the result for call {part.call_id!r} from message {holder.origin} "
+                f"to right after its call in message {owner.origin}",
+            )
+            holder.parts = [p for p in holder.parts if p is not part]
+            holder.dirty = True
+        transcript.entries = [e for e in entries if e.parts or not e.dirty]
+        by_owner: dict[int, tuple[Entry, list[Part]]] = {}
+        for owner, _, part in moving:
+            by_owner.setdefault(id(owner), (owner, []))[1].append(part)
+        for owner, parts in by_owner.values():
+            attach_results(transcript, ctx.dialect, owner, parts)

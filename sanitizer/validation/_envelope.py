@@ -1,0 +1,243 @@
+"""Each provider's error body shape, and the registry of APIs and providers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._errors import UnknownAPIError, UnknownProviderError
+from ._violation import Violation
+
+PROVIDERS: dict[str, tuple[str, ...]] = {
+    "openai-chat": (
+        "openai",
+        "azure",
+        "mistral",
+        "deepseek",
+        "groq",
+        "moonshot",
+        "minimax",
+        "openrouter",
+        "vllm",
+        "anthropic-openai-compat",
+        "gemini-openai-compat",
+    ),
+    "anthropic-messages": ("anthropic", "bedrock", "vertex"),
+    "openai-responses": ("openai", "azure"),
+    "gemini": ("gemini",),
+    "bedrock-converse": ("bedrock",),
+}
+
+_DEFAULT_PROVIDER = {
+    "openai-chat": "openai",
+    "anthropic-messages": "anthropic",
+    "openai-responses": "openai",
+    "gemini": "gemini",
+    "bedrock-converse": "bedrock",
+}
+
+# The canonical kinds (Anthropic's error types) and the status each stands for.
+_KIND_BY_STATUS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    502: "api_error",
+    503: "overloaded_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+# OpenAI Chat and Responses: (type, code). OpenAI reports a bad key as an invalid request.
+_OPENAI_KIND = {
+    "invalid_request_error": ("invalid_request_error", None),
+    "authentication_error": ("invalid_request_error", "invalid_api_key"),
+    "permission_error": ("invalid_request_error", "unsupported_country_region_territory"),
+    "not_found_error": ("invalid_request_error", "not_found"),
+    "request_too_large": ("invalid_request_error", "request_too_large"),
+    "rate_limit_error": ("requests", "rate_limit_exceeded"),
+    "api_error": ("server_error", None),
+    "overloaded_error": ("server_error", None),
+    "timeout_error": ("server_error", None),
+}
+
+_GOOGLE_STATUS = {
+    "invalid_request_error": "INVALID_ARGUMENT",
+    "authentication_error": "UNAUTHENTICATED",
+    "permission_error": "PERMISSION_DENIED",
+    "not_found_error": "NOT_FOUND",
+    "request_too_large": "INVALID_ARGUMENT",
+    "rate_limit_error": "RESOURCE_EXHAUSTED",
+    "api_error": "INTERNAL",
+    "overloaded_error": "UNAVAILABLE",
+    "timeout_error": "DEADLINE_EXCEEDED",
+}
+
+_AWS_ERROR_TYPE = {
+    "invalid_request_error": "ValidationException",
+    "authentication_error": "UnrecognizedClientException",
+    "permission_error": "AccessDeniedException",
+    "not_found_error": "ResourceNotFoundException",
+    "request_too_large": "ValidationException",
+    "rate_limit_error": "ThrottlingException",
+    "api_error": "InternalServerException",
+    "overloaded_error": "ServiceUnavailableException",
+    "timeout_error": "ModelTimeoutException",
+}
+
+# vLLM names its error types after the HTTP exception classes.
+_VLLM_TYPE = {
+    "invalid_request_error": "BadRequestError",
+    "authentication_error": "AuthenticationError",
+    "permission_error": "PermissionDeniedError",
+    "not_found_error": "NotFoundError",
+    "request_too_large": "BadRequestError",
+    "rate_limit_error": "RateLimitError",
+    "api_error": "InternalServerError",
+    "overloaded_error": "ServiceUnavailableError",
+    "timeout_error": "InternalServerError",
+}
+
+_UPSTREAM_NAME = {"openai": "OpenAI"}
+
+_UNSET: Any = object()
+
+
+def resolve(api: str, provider: str | None) -> str:
+    """The provider ``validate``/``error_envelope`` should use, or a typed error naming the known ones."""
+    if api not in PROVIDERS:
+        raise UnknownAPIError(f"unknown api {api!r}; known: {', '.join(PROVIDERS)}")
+    if provider is None:
+        return _DEFAULT_PROVIDER[api]
+    if provider not in PROVIDERS[api]:
+        raise UnknownProviderError(
+            f"unknown provider {provider!r} for api {api!r}; known: {', '.join(PROVIDERS[api])}"
+        )
+    return provider
+
+
+def canonical_kind(kind: str, status: int) -> str:
+    # The default kind follows the status, so error_envelope(..., status=401) reads as an auth error.
+    if kind == "invalid_request_error" and status != 400:
+        return _KIND_BY_STATUS.get(status, "api_error" if status >= 500 else kind)
+    return kind
+
+
+def build(
+    provider: str,
+    message: str,
+    *,
+    status: int = 400,
+    kind: str = "invalid_request_error",
+    param: Any = _UNSET,
+    code: Any = _UNSET,
+    type_: str | None = None,
+) -> tuple[dict[str, Any] | list[Any], dict[str, str]]:
+    """The provider's error body (and meaningful headers) around ``message``.
+
+    ``param``/``code``/``type_`` override the OpenAI-family fields where a rule prints its own.
+    """
+    kind = canonical_kind(kind, status)
+    if provider in ("anthropic", "vertex"):
+        return {"type": "error", "error": {"type": type_ or kind, "message": message}}, {}
+    if provider == "bedrock":
+        return {"message": message}, {"x-amzn-ErrorType": _AWS_ERROR_TYPE.get(kind, "ValidationException")}
+    if provider in ("gemini", "gemini-openai-compat"):
+        error = {"code": status, "message": message, "status": _GOOGLE_STATUS.get(kind, "INTERNAL")}
+        if provider == "gemini":
+            return {"error": error}, {}
+        return [{"error": error}], {}
+    if provider == "anthropic-openai-compat":
+        t = type_ or kind
+        return {"error": {"code": t, "message": message, "type": t, "param": None}}, {}
+    if provider == "mistral":
+        t = type_ or (kind if kind != "api_error" else "internal_server_error")
+        return {
+            "object": "error",
+            "message": message,
+            "type": t,
+            "param": None,
+            "code": None if code is _UNSET else code,
+        }, {}
+    if provider == "deepseek":
+        t = type_ or kind
+        return {
+            "error": {
+                "message": message,
+                "type": t,
+                "param": None,
+                "code": t if code is _UNSET else code,
+            }
+        }, {}
+    if provider in ("groq", "moonshot"):
+        return {"error": {"message": message, "type": type_ or kind}}, {}
+    if provider == "vllm":
+        t = type_ or _VLLM_TYPE.get(kind, "BadRequestError")
+        return {"error": {"message": message, "type": t, "param": None, "code": status}}, {}
+    if provider == "openrouter":
+        return {"error": {"message": message, "code": status}}, {}
+    # openai, azure, minimax: the OpenAI envelope.
+    default_type, default_code = _OPENAI_KIND.get(kind, ("invalid_request_error", None))
+    return {
+        "error": {
+            "message": message,
+            "type": type_ or default_type,
+            "param": None if param is _UNSET else param,
+            "code": default_code if code is _UNSET else code,
+        }
+    }, {}
+
+
+def violation(
+    provider: str,
+    rule: str,
+    message: str,
+    index: int | None,
+    *,
+    status: int = 400,
+    param: Any = _UNSET,
+    code: Any = _UNSET,
+    type_: str | None = None,
+) -> Violation:
+    body, headers = build(provider, message, status=status, param=param, code=code, type_=type_)
+    return Violation(rule, status, message, body, index, headers)
+
+
+def wrap_openrouter(inner: Violation, upstream: str) -> Violation:
+    """OpenRouter passes the upstream's error on as a string inside its own envelope (W1)."""
+    body = {
+        "error": {
+            "message": "Provider returned error",
+            "code": inner.status,
+            "metadata": {
+                "raw": json.dumps(inner.body, separators=(",", ":")),
+                "provider_name": _UPSTREAM_NAME.get(upstream, upstream),
+            },
+        }
+    }
+    return Violation(inner.rule, inner.status, inner.message, body, inner.message_index, {})
+
+
+def error_envelope(
+    api: str,
+    provider: str | None,
+    message: str,
+    *,
+    status: int = 400,
+    kind: str = "invalid_request_error",
+) -> tuple[int, dict[str, Any] | list[Any], dict[str, str]]:
+    """Wrap ``message`` in ``provider``'s error body: ``(status, body, headers)``.
+
+    ``kind`` is one of Anthropic's error types (``invalid_request_error``,
+    ``authentication_error``, ``permission_error``, ``not_found_error``, ``request_too_large``,
+    ``rate_limit_error``, ``api_error``, ``overloaded_error``, ``timeout_error``) and is mapped
+    to each provider's own vocabulary (OpenAI ``type``/``code``, Google ``status``, AWS
+    ``x-amzn-ErrorType``). Left at its default, it follows ``status`` (401 reads as
+    ``authentication_error``, 502 as ``api_error``, 504 as ``timeout_error``...).
+    """
+    resolved = resolve(api, provider)
+    body, headers = build(resolved, message, status=status, kind=kind)
+    return status, body, headers
