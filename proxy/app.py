@@ -1,0 +1,120 @@
+"""``build_app(settings)``: the Starlette app, its lifespan (the upstream clients) and middleware."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .context import ProxyState, RequestContext
+from .logs import access_log, log
+from .metrics import Metrics
+from .routes import ROUTE_PATHS, routes
+from .settings import ROUTE_NAMES, Settings
+from .upstream import Upstream
+
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+def build_app(settings: Settings) -> Starlette:
+    """The proxy as an ASGI app. Settings and policy are fixed here; the request path only reads them."""
+    state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        for name in ROUTE_NAMES:
+            state.upstreams[name] = Upstream(
+                name,
+                settings.route(name).upstream,
+                timeouts=settings.timeouts,
+                max_connections=settings.max_connections,
+            )
+        state.ready = True
+        try:
+            yield
+        finally:
+            state.ready = False
+            for upstream in state.upstreams.values():
+                await upstream.aclose()
+
+    app = Starlette(
+        routes=routes(),
+        lifespan=lifespan,
+        middleware=[Middleware(RequestContextMiddleware, metrics=state.metrics)],
+    )
+    app.state.suture = state
+    return app
+
+
+class RequestContextMiddleware:
+    """Pure ASGI: gives each request an id and a context, stamps the response headers, and
+    writes the access line and request metrics once the last byte is out (streams included)."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        ctx = RequestContext(request_id=_request_id(scope))
+        scope["suture"] = ctx
+        started = time.perf_counter()
+        status = 500
+
+        async def stamped_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [
+                    (n, v)
+                    for n, v in message.get("headers", [])
+                    if n.lower() not in (b"x-request-id", b"x-suture-repairs")
+                ]
+                headers.append((b"x-request-id", ctx.request_id.encode()))
+                headers.append((b"x-suture-repairs", str(ctx.repairs_applied).encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, stamped_send)
+        finally:
+            elapsed = time.perf_counter() - started
+            path: str = scope["path"]
+            route = path if path in ROUTE_PATHS else "other"
+            self.metrics.requests.labels(route, scope["method"], str(status)).inc()
+            self.metrics.request_seconds.labels(route).observe(elapsed)
+            if route not in ("/healthz", "/readyz", "/metrics"):
+                log(
+                    access_log,
+                    logging.INFO,
+                    "request",
+                    request_id=ctx.request_id,
+                    method=scope["method"],
+                    path=path,
+                    status=status,
+                    duration_ms=round(elapsed * 1000, 1),
+                    repairs=ctx.repairs_found,
+                    repairs_applied=ctx.repairs_applied,
+                    mode=ctx.mode,
+                    upstream_status=ctx.upstream_status,
+                    outcome=ctx.outcome,
+                )
+
+
+def _request_id(scope: Scope) -> str:
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            candidate = value.decode("latin-1")
+            if _CLIENT_REQUEST_ID.fullmatch(candidate):
+                return candidate
+            break
+    return uuid.uuid4().hex

@@ -1,0 +1,107 @@
+"""The ``suture`` command. Each subcommand is one ``_add_*`` function registered in ``COMMANDS``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "serve",
+        help="run the repairing proxy (OpenAI- and Anthropic-compatible)",
+        description="Run the proxy. Settings come from the config file and SUTURE_* variables (env wins); "
+        "--host and --port win over both.",
+    )
+    parser.add_argument(
+        "--config", type=Path, help="YAML settings file (default: config/suture.yaml as installed)"
+    )
+    parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port to listen on (default 8787)")
+    parser.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import build_app
+    from .logs import configure_logging
+    from .settings import ConfigError, load_settings
+
+    if args.port is not None and not 0 <= args.port <= 65535:
+        print(f"suture: --port must be between 0 and 65535, not {args.port}", file=sys.stderr)
+        return 2
+    try:
+        settings = load_settings(args.config)
+        overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+        if overrides:
+            settings = settings.model_copy(update=overrides)
+        app = build_app(settings)
+    except ConfigError as exc:
+        print(f"suture: config error: {exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,  # Suture writes its own access line, as JSON
+        server_header=False,  # the upstream's `server` header is relayed
+        proxy_headers=False,  # X-Forwarded-* are the client's claims, not facts
+        timeout_graceful_shutdown=settings.shutdown_grace_seconds,
+    )
+    return 0
+
+
+def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "emulate",
+        help="run a strict fake OpenAI or Anthropic API (for tests and demos)",
+        description="Serve a strict emulator of a provider's API that answers broken transcripts with "
+        "the provider's 400 and can record every request it receives.",
+    )
+    parser.add_argument("--provider", required=True, choices=["openai", "anthropic"])
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8788, help="port to listen on (default 8788)")
+    parser.add_argument("--record", type=Path, help="append each request received to this JSON-lines file")
+    parser.add_argument(
+        "--stream-delay", type=float, default=0.0, help="seconds between streamed events (default 0)"
+    )
+    parser.set_defaults(handler=_emulate)
+
+
+def _emulate(args: argparse.Namespace) -> int:
+    from .emulator import main_emulate
+
+    main_emulate(args.provider, args.host, args.port, args.record, args.stream_delay)
+    return 0
+
+
+COMMANDS = (_add_serve, _add_emulate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="suture",
+        description="Suture repairs LLM agent transcripts in flight so providers stop answering 400.",
+    )
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``suture`` console script."""
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""What the app holds for its lifetime, and what one request carries through the middleware."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sanitizer import Policy
+
+from .metrics import Metrics
+from .settings import RouteName, Settings
+from .upstream import Upstream
+
+
+@dataclass
+class ProxyState:
+    """Built once by ``build_app``; the lifespan fills ``upstreams`` and flips ``ready``."""
+
+    settings: Settings
+    policy: Policy
+    metrics: Metrics
+    upstreams: dict[RouteName, Upstream] = field(default_factory=dict)
+    ready: bool = False
+
+
+@dataclass
+class RequestContext:
+    """Per-request facts the endpoints fill in and the access log and headers report."""
+
+    request_id: str
+    repairs_applied: int = 0
+    repairs_found: int = 0
+    mode: str | None = None
+    upstream_status: int | str | None = None
+    outcome: str = "complete"

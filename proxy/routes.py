@@ -1,0 +1,293 @@
+"""The endpoints, thin: read and parse the body, sanitize it, forward it, relay the answer."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from typing import Any
+
+import orjson
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
+
+from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
+
+from .context import ProxyState, RequestContext
+from .errors import API_OF_ROUTE, error_response
+from .logs import access_log, log, repair_log, upstream_log
+from .settings import RouteName, RouteSettings
+from .upstream import Relay, RelayOutcome, UpstreamError, forward_headers
+
+try:
+    from sanitizer import validate
+except ImportError:  # pragma: no cover - the validator lands concurrently
+    validate = None
+
+# Paths on the upstream, after its base URL. OpenAI's conventional base URL ends in /v1,
+# Anthropic's does not (the SDKs' own conventions, so a base URL can be copied from either).
+_UPSTREAM_PATHS: dict[str, dict[RouteName, str]] = {
+    "chat": {"openai": "/chat/completions"},
+    "messages": {"anthropic": "/v1/messages"},
+    "count_tokens": {"anthropic": "/v1/messages/count_tokens"},
+    "models": {"openai": "/models", "anthropic": "/v1/models"},
+}
+
+ROUTE_PATHS = frozenset(
+    {
+        "/v1/chat/completions",
+        "/v1/messages",
+        "/v1/messages/count_tokens",
+        "/v1/models",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+    }
+)
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def _state(request: Request) -> ProxyState:
+    state: ProxyState = request.app.state.suture
+    return state
+
+
+def _ctx(request: Request) -> RequestContext:
+    ctx: RequestContext = request.scope["suture"]
+    return ctx
+
+
+async def chat_completions(request: Request) -> ASGIApp:
+    return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["chat"]["openai"])
+
+
+async def messages(request: Request) -> ASGIApp:
+    return await _proxy_transcript(request, "anthropic", _UPSTREAM_PATHS["messages"]["anthropic"])
+
+
+async def count_tokens(request: Request) -> ASGIApp:
+    return await _proxy_transcript(request, "anthropic", _UPSTREAM_PATHS["count_tokens"]["anthropic"])
+
+
+async def models(request: Request) -> ASGIApp:
+    # Both SDKs call GET /v1/models; only Anthropic's sends its own headers.
+    headers = request.headers
+    route: RouteName = "anthropic" if "x-api-key" in headers or "anthropic-version" in headers else "openai"
+    denied = _check_client_key(request, route)
+    if denied is not None:
+        return denied
+    return await _forward(request, route, _UPSTREAM_PATHS["models"][route], content=None)
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    state = _state(request)
+    ready = state.ready and bool(state.upstreams) and not any(u.closed for u in state.upstreams.values())
+    return JSONResponse({"status": "ready" if ready else "not ready"}, status_code=200 if ready else 503)
+
+
+async def metrics(request: Request) -> Response:
+    state = _state(request)
+    return Response(state.metrics.render(), headers={"content-type": state.metrics.content_type})
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/messages", messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
+
+
+async def _proxy_transcript(request: Request, route: RouteName, upstream_path: str) -> ASGIApp:
+    state, ctx = _state(request), _ctx(request)
+    denied = _check_client_key(request, route)
+    if denied is not None:
+        return denied
+    limit = state.settings.max_body_bytes
+    try:
+        raw = await _read_body(request, limit)
+    except _BodyTooLarge:
+        return error_response(route, 413, f"the request body is larger than Suture's limit of {limit} bytes")
+    except ClientDisconnect:
+        ctx.outcome = "client_disconnected"
+        return Response(status_code=400)
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return error_response(route, 400, f"the request body is not valid JSON: {exc}")
+    if not isinstance(body, dict):
+        return error_response(
+            route, 400, f"the request body must be a JSON object, not {_json_type(body)}"
+        )
+
+    mode = state.settings.mode_for(route)
+    ctx.mode = mode
+    api = API_OF_ROUTE[route]
+    try:
+        result = sanitize(body, api=api, policy=state.policy)
+    except SanitizeError as exc:
+        return error_response(route, 400, str(exc))
+    except Exception:
+        # A fault in the sanitizer must not take the agent down: forward as if Suture were absent.
+        log_exception(ctx, "sanitizer failed; forwarding the request unchanged")
+        result = SanitizeResult(body=body, repairs=[])
+
+    ctx.repairs_found = len(result.repairs)
+    for repair in result.repairs:
+        _log_repair(ctx, repair, mode)
+        state.metrics.repairs.labels(repair.code, repair.rule, mode).inc()
+
+    if mode == "strict":
+        problems = [f"{r.code} {r.rule} (message {r.message_index}): {r.detail}" for r in result.repairs]
+        if validate is not None:
+            problems += [f"{v.rule}: {v.message}" for v in validate(body, provider=route)]
+        if problems:
+            state.metrics.rejections.labels(route).inc()
+            listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+            return error_response(
+                route, 400, f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
+            )
+
+    if mode == "repair" and result.repairs:
+        content = orjson.dumps(result.body)
+        ctx.repairs_applied = len(result.repairs)
+    else:
+        # Nothing changed (or report mode): the client's own bytes, so prompt caches and
+        # thinking signatures upstream see exactly what the client sent.
+        content = raw
+    return await _forward(request, route, upstream_path, content=content)
+
+
+async def _forward(request: Request, route: RouteName, path: str, *, content: bytes | None) -> ASGIApp:
+    state, ctx = _state(request), _ctx(request)
+    upstream = state.upstreams[route]
+    drop, replace = _credential_headers(route, state.settings.route(route))
+    headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
+    sent = time.perf_counter()
+    try:
+        response = await upstream.open(
+            request.method, path, query=request.scope.get("query_string", b""), headers=headers, content=content
+        )
+    except UpstreamError as exc:
+        ctx.upstream_status = exc.outcome
+        state.metrics.upstream_responses.labels(route, exc.outcome).inc()
+        log(
+            upstream_log,
+            logging.WARNING,
+            "upstream failed",
+            request_id=ctx.request_id,
+            upstream=upstream.base_url,
+            outcome=exc.outcome,
+            error=exc.cause,
+        )
+        return error_response(route, exc.status, exc.describe())
+    state.metrics.upstream_seconds.labels(route).observe(time.perf_counter() - sent)
+    state.metrics.upstream_responses.labels(route, str(response.status_code)).inc()
+    ctx.upstream_status = response.status_code
+
+    def done(result: RelayOutcome) -> None:
+        ctx.outcome = result.outcome
+        if result.outcome == "client_disconnected":
+            state.metrics.disconnects.labels(route).inc()
+            log(
+                upstream_log,
+                logging.WARNING,
+                "client disconnected; upstream request cancelled",
+                request_id=ctx.request_id,
+                upstream=upstream.base_url,
+                bytes_relayed=result.bytes_sent,
+            )
+        elif result.outcome == "upstream_error":
+            log(
+                upstream_log,
+                logging.ERROR,
+                "upstream failed mid-response; client connection dropped",
+                request_id=ctx.request_id,
+                upstream=upstream.base_url,
+                error=result.error,
+                bytes_relayed=result.bytes_sent,
+            )
+
+    return Relay(response, on_done=done)
+
+
+def _credential_headers(route: RouteName, cfg: RouteSettings) -> tuple[set[str], dict[str, str]]:
+    """Headers to drop and to set when the route holds its own upstream key; none otherwise."""
+    if cfg.upstream_api_key is None:
+        return set(), {}
+    key = cfg.upstream_api_key.get_secret_value()
+    if route == "openai":
+        return {"x-api-key"}, {"authorization": f"Bearer {key}"}
+    return {"authorization"}, {"x-api-key": key}
+
+
+def _check_client_key(request: Request, route: RouteName) -> Response | None:
+    cfg = _state(request).settings.route(route)
+    if cfg.client_api_key is None:
+        return None
+    presented = request.headers.get("x-api-key")
+    auth = request.headers.get("authorization", "")
+    if presented is None and auth[:7].lower() == "bearer ":
+        presented = auth[7:].strip()
+    expected = cfg.client_api_key.get_secret_value().encode()
+    if presented is not None and hmac.compare_digest(presented.encode(), expected):
+        return None
+    what = "missing" if presented is None else "invalid"
+    return error_response(route, 401, f"{what} API key for this Suture proxy")
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _BodyTooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _BodyTooLarge
+    return bytes(body)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null"
+
+
+def _log_repair(ctx: RequestContext, repair: Repair, mode: str) -> None:
+    log(
+        repair_log,
+        logging.INFO,
+        "repair" if mode == "repair" else "repair not applied",
+        request_id=ctx.request_id,
+        mode=mode,
+        code=repair.code,
+        rule=repair.rule,
+        action=repair.action,
+        message_index=repair.message_index,
+        tool_call_id=repair.tool_call_id,
+        detail=repair.detail,
+    )
+
+
+def log_exception(ctx: RequestContext, event: str) -> None:
+    access_log.exception(event, extra={"fields": {"request_id": ctx.request_id}})

@@ -1,0 +1,223 @@
+"""Suture's settings: one YAML file plus ``SUTURE_*`` environment variables (env wins).
+
+Every field below is one line of ``config/suture.yaml`` and one environment variable: a
+top-level field ``port`` is ``SUTURE_PORT``; a field of a section, ``openai.upstream``, is
+``SUTURE_OPENAI_UPSTREAM``. Settings are parsed once at start-up into immutable objects; the
+request path only reads them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from sanitizer import Policy, PolicyError
+
+Mode = Literal["repair", "report", "strict"]
+RouteName = Literal["openai", "anthropic"]
+ROUTE_NAMES: tuple[RouteName, ...] = ("openai", "anthropic")
+
+MiB = 1024 * 1024
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; ``str(e)`` is one line meant for a human."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RouteSettings(_Section):
+    """One provider's upstream and how Suture treats its traffic."""
+
+    upstream: str = Field(description="Base URL the provider's paths are appended to.")
+    mode: Mode | None = Field(default=None, description="Overrides the global mode for this provider.")
+    upstream_api_key: SecretStr | None = Field(
+        default=None,
+        description="Suture's own key for the upstream (environment only); replaces the client's credentials.",
+    )
+    client_api_key: SecretStr | None = Field(
+        default=None,
+        description="Key clients must present to Suture (environment only); needs upstream_api_key.",
+    )
+
+    @field_validator("upstream")
+    @classmethod
+    def _check_upstream(cls, value: str) -> str:
+        import httpx  # the URL grammar lives in httpx; settings stay importable without I/O
+
+        try:
+            url = httpx.URL(value)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"not a URL: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError("must be an absolute http:// or https:// URL")
+        if url.userinfo or url.query or url.fragment:
+            # A key in the URL would end up in error messages and logs: keys belong in upstream_api_key.
+            raise ValueError("must not carry credentials, a query or a fragment")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _client_key_needs_upstream_key(self) -> RouteSettings:
+        if self.client_api_key is not None and self.upstream_api_key is None:
+            raise ValueError(
+                "client_api_key needs upstream_api_key: with pass-through credentials the client's key "
+                "is the provider's key"
+            )
+        return self
+
+
+class TimeoutSettings(_Section):
+    """Timeouts of the upstream clients, in seconds."""
+
+    connect: float = Field(default=10.0, gt=0, description="Establishing a connection.")
+    read: float = Field(default=600.0, gt=0, description="Longest wait for the next bytes of a response.")
+    write: float = Field(default=60.0, gt=0, description="Longest wait to send the next bytes of a request.")
+    pool: float = Field(default=10.0, gt=0, description="Longest wait for a free connection in the pool.")
+
+
+class PolicySettings(_Section):
+    """How the sanitizer repairs transcripts; unset fields keep the sanitizer's defaults."""
+
+    orphan_tool_call: Literal["pair", "drop"] | None = None
+    trailing_tool_call: Literal["pair", "leave"] | None = None
+    synthetic_result_text: str | None = None
+    stub_tool_description: str | None = None
+
+    def to_policy(self) -> Policy:
+        return Policy.from_mapping(self.model_dump(exclude_none=True))
+
+    @model_validator(mode="after")
+    def _valid_policy(self) -> PolicySettings:
+        try:
+            self.to_policy()
+        except PolicyError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
+_SECRET_FIELDS = ("upstream_api_key", "client_api_key")
+
+
+class Settings(BaseSettings):
+    """All of Suture's settings. Build with :func:`load_settings`, or directly in tests."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SUTURE_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="forbid",
+        frozen=True,
+    )
+
+    host: str = Field(default="127.0.0.1", description="Address to listen on.")
+    port: int = Field(default=8787, ge=0, le=65535, description="Port to listen on.")
+    mode: Mode = Field(default="repair", description="repair | report | strict, for every route.")
+    max_body_bytes: int = Field(default=32 * MiB, gt=0, description="Largest request body accepted (413).")
+    max_connections: int = Field(default=100, gt=0, description="Connection pool size per upstream.")
+    shutdown_grace_seconds: int = Field(
+        default=30, ge=0, description="How long in-flight requests may run on after a shutdown signal."
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    timeouts: TimeoutSettings = TimeoutSettings()
+    policy: PolicySettings = PolicySettings()
+    openai: RouteSettings = RouteSettings(upstream="https://api.openai.com/v1")
+    anthropic: RouteSettings = RouteSettings(upstream="https://api.anthropic.com")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The YAML file arrives as init arguments (see load_settings); the environment beats it.
+        return (env_settings, init_settings)
+
+    def route(self, name: RouteName) -> RouteSettings:
+        return self.openai if name == "openai" else self.anthropic
+
+    def mode_for(self, name: RouteName) -> Mode:
+        return self.route(name).mode or self.mode
+
+
+def default_config_path() -> Path | None:
+    """``config/suture.yaml`` beside the package (a checkout) or under ``sys.prefix`` (installed)."""
+    import proxy
+
+    for candidate in (
+        Path(proxy.__file__).resolve().parent.parent / "config" / "suture.yaml",
+        Path(sys.prefix) / "share" / "suture" / "config" / "suture.yaml",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(path: Path | None = None, *, explicit: bool = True) -> Settings:
+    """Read the YAML file at ``path`` (or the default one) and the environment.
+
+    A missing file is an error when the user named it (``explicit``); without any file the
+    built-in defaults, which equal ``config/suture.yaml``, apply. Raises :class:`ConfigError`.
+    """
+    if path is None:
+        path, explicit = default_config_path(), False
+    data: Mapping[str, Any] = {}
+    if path is not None:
+        data = _read_yaml(path, explicit=explicit)
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from None
+
+
+def _read_yaml(path: Path, *, explicit: bool) -> Mapping[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"config file not found: {path}") from None
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = ""
+        mark = getattr(exc, "problem_mark", None)
+        if mark is not None:
+            where = f" (line {mark.line + 1}, column {mark.column + 1})"
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings, not {type(data).__name__}")
+    for section, values in data.items():
+        if isinstance(values, dict):
+            for key in _SECRET_FIELDS:
+                if key in values:
+                    env = f"SUTURE_{str(section).upper()}_{key.upper()}"
+                    raise ConfigError(f"{path}: {section}.{key} is a secret: set it in the environment ({env})")
+    return data
+
+
+def _describe(exc: ValidationError, path: Path | None) -> str:
+    problems = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown setting"
+        problems.append(f"{where}: {message}")
+    source = f"{path} + SUTURE_* environment" if path is not None else "SUTURE_* environment"
+    return f"invalid settings ({source}): " + "; ".join(problems)

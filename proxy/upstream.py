@@ -1,0 +1,232 @@
+"""The only module that talks httpx: one pooled client per upstream, send, relay, error mapping."""
+
+from __future__ import annotations
+
+import http.cookiejar
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import anyio
+import httpx
+from starlette.types import Message, Receive, Scope, Send
+
+from .settings import TimeoutSettings
+
+# RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
+# our own server; `host` and `content-length` are set anew by httpx for the upstream request.
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect"}
+# uvicorn writes its own `date`; two would confuse clients.
+_NOT_RELAYED = HOP_BY_HOP | {"date"}
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+Headers = list[tuple[bytes, bytes]]
+
+
+class _NoCookies(http.cookiejar.CookieJar):
+    """A jar that never stores: a shared client must not carry one user's cookies to another."""
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        return None
+
+    def extract_cookies(self, response: object, request: object) -> None:  # type: ignore[override]
+        return None
+
+
+class UpstreamError(Exception):
+    """The upstream gave no HTTP answer. ``status`` is what Suture answers instead."""
+
+    status = 502
+    outcome = "unreachable"
+
+    def __init__(self, base_url: str, cause: Exception) -> None:
+        self.base_url = base_url
+        self.cause = type(cause).__name__
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        return f"Suture could not reach the upstream {self.base_url} ({self.cause})"
+
+
+class UpstreamTimeout(UpstreamError):
+    status = 504
+    outcome = "timeout"
+
+    def describe(self) -> str:
+        return f"the upstream {self.base_url} did not answer in time ({self.cause})"
+
+
+def _connection_tokens(headers: Iterable[tuple[bytes, bytes]]) -> set[str]:
+    # Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
+    tokens: set[str] = set()
+    for name, value in headers:
+        if name.lower() == b"connection":
+            tokens.update(t.strip().lower() for t in value.decode("latin-1").split(",") if t.strip())
+    return tokens
+
+
+def forward_headers(
+    client: Iterable[tuple[bytes, bytes]], *, drop: Iterable[str] = (), replace: dict[str, str] | None = None
+) -> Headers:
+    """The client's headers as they go upstream: hop-by-hop and ``drop`` removed, ``replace`` set."""
+    client = list(client)
+    replace = {k.lower(): v for k, v in (replace or {}).items()}
+    dropped = _NOT_FORWARDED | _connection_tokens(client) | set(replace) | {d.lower() for d in drop}
+    out = [(n, v) for n, v in client if n.decode("latin-1").lower() not in dropped]
+    out.extend((k.encode("latin-1"), v.encode("latin-1")) for k, v in replace.items())
+    if not any(n.lower() == b"accept-encoding" for n, _ in out):
+        # Bytes are relayed as the upstream encodes them: a client that asked for no encoding
+        # must get none, so httpx's own default (gzip...) may not stand in for it.
+        out.append((b"accept-encoding", b"identity"))
+    return out
+
+
+def relay_headers(upstream: httpx.Response) -> Headers:
+    """The upstream's response headers as they go to the client."""
+    raw = upstream.headers.raw
+    dropped = _NOT_RELAYED | _connection_tokens(raw)
+    out = [(n, v) for n, v in raw if n.decode("latin-1").lower() not in dropped]
+    if is_event_stream(upstream):
+        out = [(n, v) for n, v in out if n.decode("latin-1").lower() not in _SSE_HEADERS]
+        out.extend((k.encode(), v.encode()) for k, v in _SSE_HEADERS.items())
+    return out
+
+
+def is_event_stream(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").lower().startswith("text/event-stream")
+
+
+class Upstream:
+    """One provider's base URL and its shared, pooled, cookie-less client."""
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        *,
+        timeouts: TimeoutSettings,
+        max_connections: int = 100,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.client = httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=timeouts.connect, read=timeouts.read, write=timeouts.write, pool=timeouts.pool
+            ),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            cookies=_NoCookies(),
+            follow_redirects=False,
+            # Proxies or netrc credentials from the environment must not redirect or decorate traffic.
+            trust_env=False,
+            transport=transport,
+        )
+        # Pass the client's headers as they are: no httpx user-agent, accept or accept-encoding.
+        for name_ in ("user-agent", "accept", "accept-encoding"):
+            self.client.headers.pop(name_, None)
+
+    @property
+    def closed(self) -> bool:
+        return self.client.is_closed
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def open(
+        self, method: str, path: str, *, query: bytes = b"", headers: Headers, content: bytes | None = None
+    ) -> httpx.Response:
+        """Send a request to ``base_url + path`` and return the response with its body unread.
+
+        The caller must close it (``Relay`` does). Raises :class:`UpstreamError`.
+        """
+        url = self.base_url + path
+        if query:
+            url += "?" + query.decode("latin-1")
+        request = self.client.build_request(method, url, headers=headers, content=content)
+        try:
+            return await self.client.send(request, stream=True)
+        except httpx.TimeoutException as exc:
+            raise UpstreamTimeout(self.base_url, exc) from None
+        except httpx.TransportError as exc:
+            raise UpstreamError(self.base_url, exc) from None
+
+
+@dataclass
+class RelayOutcome:
+    """How a relayed response ended: ``complete``, ``client_disconnected`` or ``upstream_error``."""
+
+    outcome: str
+    bytes_sent: int
+    error: str | None = None
+
+
+class Relay:
+    """An ASGI response that streams an upstream response to the client as its bytes arrive.
+
+    Raw bytes are relayed (``aiter_raw``), so ``content-encoding`` and ``content-length`` stay
+    true. A task watches for the client's disconnect and cancels the relay at once; the upstream
+    response is closed in ``finally``, which closes its connection and so cancels the upstream
+    request (no more tokens generated, nor billed).
+    """
+
+    def __init__(
+        self,
+        upstream: httpx.Response,
+        *,
+        extra_headers: Iterable[tuple[bytes, bytes]] = (),
+        on_done: Callable[[RelayOutcome], None] | None = None,
+    ) -> None:
+        self.upstream = upstream
+        self.status_code = upstream.status_code
+        self.headers = relay_headers(upstream) + list(extra_headers)
+        self.on_done = on_done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        result = RelayOutcome("complete", 0)
+        finishing = False
+        try:
+            await send({"type": "http.response.start", "status": self.status_code, "headers": self.headers})
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    while True:
+                        message: Message = await receive()
+                        # uvicorn also reports a disconnect once the response is complete.
+                        if message["type"] == "http.disconnect":
+                            if not finishing:
+                                result.outcome = "client_disconnected"
+                                group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(watch)
+                try:
+                    async for chunk in self.upstream.aiter_raw():
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                        result.bytes_sent += len(chunk)
+                except httpx.HTTPError as exc:
+                    # Headers are gone already: the only honest signal left is an unfinished body,
+                    # so the connection is dropped rather than ended cleanly.
+                    result.outcome, result.error = "upstream_error", type(exc).__name__
+                else:
+                    finishing = True
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                group.cancel_scope.cancel()
+        except OSError as exc:  # the client's socket failed under us
+            result.outcome, result.error = "client_disconnected", type(exc).__name__
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.upstream.aclose()
+            if self.on_done is not None:
+                self.on_done(result)
