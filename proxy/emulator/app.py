@@ -1,0 +1,258 @@
+"""The strict provider emulator: a fake OpenAI / Anthropic server for tests and demos.
+
+It answers the three wire formats the way the real providers do where it matters to Suture:
+the same 400 for a broken transcript (via :func:`sanitizer.validate`), the same 401 for a
+missing key, SSE streams the official SDKs parse, and a log of exactly what arrived.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from sanitizer import SanitizeError, validate
+from sanitizer.validation import error_envelope
+
+from . import anthropic_messages, openai_chat, openai_responses
+from .dialect import Dialect, Turn
+from .record import Recorder, parse_body, redact_headers
+from .script import count_tokens, decide_reply, new_id
+from .sse import SSEResponse
+
+Provider = Literal["openai", "anthropic"]
+
+# OpenAI's 401 for a request without a bearer key, verbatim.
+OPENAI_MISSING_KEY = (
+    "You didn't provide an API key. You need to provide your API key in an Authorization header using "
+    "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if "
+    "you're accessing the API from your browser and are prompted for a username and password. You can "
+    "obtain an API key from https://platform.openai.com/account/api-keys."
+)
+ANTHROPIC_MISSING_KEY = "x-api-key header is required"
+ANTHROPIC_MISSING_VERSION = "anthropic-version: header is required"
+OPENAI_BAD_JSON = (
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+    "HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. "
+    "If you have trouble figuring out how to fix this, please contact us through our help center at "
+    "help.openai.com.)"
+)
+# Not captured from the live API; the shape is right, the wording is the emulator's.
+ANTHROPIC_BAD_JSON = "There was an error parsing the body of your request: it is not valid JSON."
+NOT_AN_OBJECT = "The request body must be a JSON object."
+
+DIALECTS: dict[str, Dialect] = {
+    "/v1/chat/completions": openai_chat.DIALECT,
+    "/v1/responses": openai_responses.DIALECT,
+    "/v1/messages": anthropic_messages.DIALECT,
+}
+_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+_MODELS = {
+    "openai": ["gpt-4o-mini", "gpt-4.1", "gpt-5"],
+    "anthropic": ["claude-haiku-4-5", "claude-sonnet-4-5", "claude-opus-4-1"],
+}
+
+
+@dataclass(frozen=True)
+class EmulatorConfig:
+    """How the emulator behaves. ``provider`` picks the key check and error shape of routes
+    that belong to neither API (``/v1/models``, unknown paths); the three API routes always
+    speak their own provider's dialect."""
+
+    provider: Provider = "openai"
+    record_path: Path | None = None
+    require_api_key: bool = True
+    stream_delay: float = 0.0
+    """Seconds between SSE frames, so a test can cut a stream half-way."""
+
+    def __post_init__(self) -> None:
+        if self.provider not in ("openai", "anthropic"):
+            raise ValueError(f"provider must be 'openai' or 'anthropic', not {self.provider!r}")
+        if self.stream_delay < 0:
+            raise ValueError("stream_delay must not be negative")
+
+
+def build_emulator_app(config: EmulatorConfig) -> Starlette:
+    """A Starlette app serving ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``,
+    ``GET /v1/models`` and ``GET /healthz``.
+
+    ``app.state.requests`` counts requests received (health checks excluded) and
+    ``app.state.disconnects`` counts streams the client abandoned.
+    """
+    emulator = _Emulator(config)
+    routes = [Route(path, emulator.endpoint(dialect), methods=["POST"]) for path, dialect in DIALECTS.items()]
+    routes += [
+        Route("/v1/models", emulator.models, methods=["GET"]),
+        Route("/healthz", _healthz, methods=["GET"]),
+        Route("/{path:path}", emulator.unknown, methods=_ALL_METHODS),
+    ]
+    app = Starlette(routes=routes)
+    app.state.requests = 0
+    app.state.disconnects = 0
+    emulator.state = app.state
+    return app
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def _json(status: int, body: Any, headers: dict[str, str]) -> Response:
+    content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return Response(content, status_code=status, headers=headers, media_type="application/json")
+
+
+class _Emulator:
+    def __init__(self, config: EmulatorConfig) -> None:
+        self.config = config
+        self.recorder = Recorder(config.record_path)
+        self.counter = itertools.count()
+        self.state: Any = None
+
+    def endpoint(self, dialect: Dialect) -> Any:
+        async def handle(request: Request) -> Response:
+            raw = await request.body()
+            index = self._received()
+            response = self._answer(request, raw, dialect, index)
+            self._record(request, raw, index, response.status_code)
+            return response
+
+        return handle
+
+    async def models(self, request: Request) -> Response:
+        raw = await request.body()
+        index = self._received()
+        provider = self.config.provider
+        headers = _request_id(provider)
+        response = self._auth_error(request, provider, headers)
+        if response is None:
+            names = _MODELS[provider]
+            if provider == "openai":
+                data: Any = {
+                    "object": "list",
+                    "data": [{"id": n, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for n in names],
+                }
+            else:
+                data = {
+                    "data": [
+                        {"type": "model", "id": n, "display_name": n, "created_at": "2025-01-01T00:00:00Z"}
+                        for n in names
+                    ],
+                    "has_more": False,
+                    "first_id": names[0],
+                    "last_id": names[-1],
+                }
+            response = _json(200, data, headers)
+        self._record(request, raw, index, response.status_code)
+        return response
+
+    async def unknown(self, request: Request) -> Response:
+        raw = await request.body()
+        index = self._received()
+        provider = self.config.provider
+        headers = _request_id(provider)
+        response = self._auth_error(request, provider, headers)
+        if response is None:
+            if provider == "openai":
+                response = _json(404, _openai_error(f"Invalid URL ({request.method} {request.url.path})"), headers)
+            else:
+                response = self._error("anthropic-messages", "Not Found", headers, status=404, kind="not_found_error")
+        self._record(request, raw, index, response.status_code)
+        return response
+
+    def _received(self) -> int:
+        self.state.requests += 1
+        return next(self.counter)
+
+    def _answer(self, request: Request, raw: bytes, dialect: Dialect, index: int) -> Response:
+        headers = _request_id(dialect.provider)
+        denied = self._auth_error(request, dialect.provider, headers)
+        if denied is not None:
+            return denied
+        if dialect.provider == "anthropic" and not request.headers.get("anthropic-version"):
+            return self._error(dialect.api, ANTHROPIC_MISSING_VERSION, headers)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            bad_json = OPENAI_BAD_JSON if dialect.provider == "openai" else ANTHROPIC_BAD_JSON
+            return self._error(dialect.api, bad_json, headers)
+        if not isinstance(body, dict):
+            return self._error(dialect.api, NOT_AN_OBJECT, headers)
+        if (missing := dialect.missing_field(body)) is not None:
+            return self._error(dialect.api, missing, headers)
+        try:
+            violations = validate(body, api=dialect.api, provider=None)
+        except SanitizeError as exc:
+            return self._error(dialect.api, str(exc), headers)
+        if violations:
+            first = violations[0]
+            return _json(first.status, first.body, {**headers, **first.headers})
+
+        turn = Turn(
+            body=body,
+            model=body["model"],
+            reply=decide_reply(dialect.last_user_text(body)),
+            input_tokens=count_tokens(dialect.prompt(body)),
+            created=int(time.time()),
+        )
+        if body.get("stream") is True:
+            return SSEResponse(
+                dialect.stream(turn),
+                delay=self.config.stream_delay,
+                headers=headers,
+                on_disconnect=lambda sent: self._disconnected(request.url.path, index, sent),
+            )
+        return _json(200, dialect.render(turn), headers)
+
+    def _auth_error(self, request: Request, provider: str, headers: dict[str, str]) -> Response | None:
+        if not self.config.require_api_key:
+            return None
+        bearer = request.headers.get("authorization", "")
+        has_bearer = bearer[:7].lower() == "bearer " and bool(bearer[7:].strip())
+        if provider == "openai" and not has_bearer:
+            return _json(401, _openai_error(OPENAI_MISSING_KEY), headers)
+        # Anthropic also accepts OAuth-style bearer tokens (the SDK's ``auth_token``).
+        if provider == "anthropic" and not (request.headers.get("x-api-key") or has_bearer):
+            return self._error("anthropic-messages", ANTHROPIC_MISSING_KEY, headers, status=401, kind="authentication_error")
+        return None
+
+    def _error(
+        self, api: str, message: str, headers: dict[str, str], *, status: int = 400, kind: str = "invalid_request_error"
+    ) -> Response:
+        status, body, extra = error_envelope(api, None, message, status=status, kind=kind)
+        return _json(status, body, {**headers, **extra})
+
+    def _record(self, request: Request, raw: bytes, index: int, status: int) -> None:
+        self.recorder.request(
+            index=index,
+            path=request.url.path,
+            headers=redact_headers(request.scope["headers"]),
+            raw=raw,
+            body=parse_body(raw),
+            status=status,
+        )
+
+    def _disconnected(self, path: str, index: int, frames_sent: int) -> None:
+        self.state.disconnects += 1
+        self.recorder.disconnect(index=index, path=path, frames_sent=frames_sent)
+
+
+def _openai_error(message: str) -> dict[str, Any]:
+    # OpenAI sends a missing key and an unknown URL as plain invalid requests with a null code,
+    # where error_envelope would give a 401/404 its specific code.
+    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def _request_id(provider: str) -> dict[str, str]:
+    if provider == "anthropic":
+        return {"request-id": new_id("req_")}
+    return {"x-request-id": new_id("req_", 32)}

@@ -1,0 +1,88 @@
+"""What the emulated model says: a deterministic text reply, or a tool call on request.
+
+The three wire formats render the same :class:`Reply`; only the extraction of the last user
+text and the rendering differ per API.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# A user turn containing ``CALL_TOOL <name>`` makes the model call ``<name>``: the way tests
+# drive an agent into a tool loop. Names follow OpenAI's function-name alphabet.
+_CALL_TOOL = re.compile(r"CALL_TOOL\s+([A-Za-z0-9_-]{1,64})")
+_ALPHABET = string.ascii_letters + string.digits
+_SNIPPET_CHARS = 60
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's turn: text, or one tool call (``tool_name``) with ``arguments`` as JSON text."""
+
+    text: str
+    tool_name: str | None = None
+    arguments: str = "{}"
+
+    @property
+    def output_tokens(self) -> int:
+        return max(1, len(self.text.split()) + (2 if self.tool_name else 0))
+
+
+def decide_reply(last_user_text: str | None) -> Reply:
+    """A tool call if the final user turn says ``CALL_TOOL <name>``, else a text reply.
+
+    Only the *final* message counts: once the agent sends the tool result, the last message is
+    no longer the user's text, so the model answers in text and the loop ends.
+    """
+    if last_user_text is not None and (match := _CALL_TOOL.search(last_user_text)):
+        name = match.group(1)
+        return Reply(text=f"Calling {name}.", tool_name=name)
+    snippet = " ".join((last_user_text or "").split())
+    if len(snippet) > _SNIPPET_CHARS:
+        snippet = snippet[: _SNIPPET_CHARS - 3] + "..."
+    return Reply(text=f'Emulated reply. Last user text: "{snippet}"')
+
+
+def new_id(prefix: str, length: int = 24) -> str:
+    """A fresh provider-style id such as ``toolu_…`` or ``call_…``; never repeats in practice."""
+    return prefix + "".join(secrets.choice(_ALPHABET) for _ in range(length))
+
+
+def count_tokens(*values: Any) -> int:
+    """A rough token count: whitespace-separated words over every string inside ``values``."""
+    return max(1, sum(len(text.split()) for text in _strings(values)))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def text_of(content: Any, part_types: frozenset[str]) -> str | None:
+    """A message's text: the string itself, or its text parts joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and part.get("type") in part_types and isinstance(part.get("text"), str)
+        ]
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def chunks(text: str) -> list[str]:
+    """Split text into word-sized stream deltas that concatenate back to ``text``."""
+    return re.findall(r"\S+\s*|\s+", text) or [text]
