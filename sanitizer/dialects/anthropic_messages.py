@@ -106,7 +106,7 @@ class AnthropicMessages:
     def payload(self, part: Part) -> Any:
         if not isinstance(part.raw, dict):
             return part.raw
-        return part.raw.get("input") if part.kind == CALL else part.raw.get("content")
+        return part.raw.get("input") if part.kind in (CALL, SERVER_CALL) else part.raw.get("content")
 
 
 _PLAIN_USER_BLOCKS = frozenset(("text", "image", "document", "search_result", "container_upload"))
