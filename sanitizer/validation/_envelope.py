@@ -113,9 +113,7 @@ def resolve(api: str, provider: str | None) -> str:
     if provider is None:
         return _DEFAULT_PROVIDER[api]
     if provider not in PROVIDERS[api]:
-        raise UnknownProviderError(
-            f"unknown provider {provider!r} for api {api!r}; known: {', '.join(PROVIDERS[api])}"
-        )
+        raise UnknownProviderError(f"unknown provider {provider!r} for api {api!r}; known: {', '.join(PROVIDERS[api])}")
     return provider
 
 

@@ -1,0 +1,46 @@
+"""Provider transcript validation: which rules a request body breaks, with each provider's exact 400.
+
+Pure: no I/O, no logging, no state. ``validate(body, api=..., provider=...)`` returns every
+violation it finds, in the order the provider checks, so the first one is the error the
+provider would answer. Each API's module documents its check order and the catalogue rules
+(``/work/shared/PROVIDER_RULES.md``) it does not check, and why:
+
+- ``anthropic-messages`` (``_anthropic``): providers ``anthropic``, ``vertex`` (same body) and
+  ``bedrock`` (InvokeModel: ``{"message": ...}`` with ``x-amzn-ErrorType: ValidationException``);
+- ``openai-chat`` (``_openai_chat``, ``_convert``): OpenAI, Azure and the compatible providers;
+- ``openai-responses`` (``_responses``), ``gemini`` (``_gemini``), ``bedrock-converse`` (``_bedrock``).
+
+A body of the wrong shape (``messages`` not an array, a message not an object...) raises
+:class:`sanitizer._errors.SanitizeError` with the field's path.
+"""
+
+from __future__ import annotations
+
+from ._anthropic import validate_anthropic
+from ._bedrock import validate_bedrock
+from ._envelope import PROVIDERS, error_envelope, resolve
+from ._gemini import validate_gemini
+from ._openai_chat import validate_openai_chat
+from ._responses import validate_responses
+from ._violation import Violation
+
+__all__ = ["PROVIDERS", "Violation", "error_envelope", "validate"]
+
+
+def validate(body: object, *, api: str, provider: str | None = None) -> list[Violation]:
+    """Every rule of ``provider`` (default: the API's own) that ``body`` breaks, first-reported first.
+
+    Raises ``UnknownAPIError`` / ``UnknownProviderError`` (listing the known names) for an
+    unknown ``api`` or a ``provider`` not valid for it, and ``SanitizeError`` for a body that
+    does not have the API's shape. An empty list means the provider accepts the transcript.
+    """
+    resolved = resolve(api, provider)
+    if api == "anthropic-messages":
+        return validate_anthropic(body, resolved)
+    if api == "openai-chat":
+        return validate_openai_chat(body, resolved)
+    if api == "openai-responses":
+        return validate_responses(body, resolved)
+    if api == "gemini":
+        return validate_gemini(body, resolved)
+    return validate_bedrock(body, resolved)

@@ -1,0 +1,329 @@
+"""Anthropic Messages rules (catalogue section 1), checked on the merged view of the transcript.
+
+Check order, which is the order of the returned list (Anthropic reports only the first):
+
+1. schema and field checks, in body order: A12 (id pattern on ``tool_use.id`` and
+   ``tool_result.tool_use_id``), A18 (``tool_use.input`` is an object), the ``system`` role
+   inside ``messages``; then A19 (unique tool names);
+2. text checks: A6 / A7 (empty or whitespace-only text, in body order), A8 (final assistant
+   text ending in whitespace);
+3. message checks: A5 (empty content except the final assistant message), then
+   ``anthropic.tools-required`` (tool blocks without ``tools``, from PEERS.md section 0);
+4. pairing on the merged view (A9), turn by turn: A11 (duplicate ``tool_use`` id, at the second
+   occurrence), A2 for server-tool results, A4, A1 (for an assistant turn), then A2 and
+   ``anthropic.duplicate-result`` (for a user turn);
+5. A17 (final assistant message on a model without prefill), A13 (thinking).
+
+Merging (A9): consecutive messages with the same role are one turn. Message-level errors
+print the index of the first message of the run; block-level errors print the block's own
+message and block index in the body as sent.
+
+Not checked: A1-hist, A9-hist, A10 and A16 ([hist]); A14 and A15 (whether a thinking block or
+signature is the one the API issued needs the API's state); the 64-character id limit
+(A12 note: the error text is unknown); the "no `web_search` tool was provided" error (only the
+end of its text is known).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import SanitizeError
+from ._envelope import violation
+from ._shape import as_dict, as_list, as_str, body_dict, required_list
+from ._violation import Violation
+
+_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_THINKING = ("thinking", "redacted_thinking")
+# Models reported to reject a final assistant message (A17 sources).
+_NO_PREFILL = ("claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6", "claude-sonnet-5")
+
+A1 = (
+    "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+A2 = (
+    "messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+A2_SERVER = (
+    "messages.{n}.content.{m}: unexpected `tool_use_id` found in `{type}` blocks: {id}. "
+    "Each `{type}` block must have a corresponding `server_tool_use` block before it."
+)
+A4 = "messages.{n}: `{name}` tool use with id `{id}` was found without a corresponding `{name}_tool_result` block"
+A5 = "messages.{n}: all messages must have non-empty content except for the optional final assistant message"
+A6 = "messages: text content blocks must be non-empty"
+A7 = "messages: text content blocks must contain non-whitespace text"
+A8 = "messages: final assistant content cannot end with trailing whitespace"
+A10_SYSTEM = (
+    'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
+    'not "system" as an input message role.'
+)
+A11 = "messages.{n}.content.{m}: `tool_use` ids must be unique"
+A12 = "messages.{n}.content.{m}.{field}: String should match pattern '^[a-zA-Z0-9_-]+$'"
+A13 = (
+    "messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include "
+    "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult "
+    "our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+A17 = "This model does not support assistant message prefill. The conversation must end with a user message."
+A18 = "messages.{n}.content.{m}.tool_use.input: Input should be a valid dictionary"
+A19 = "tools: Tool names must be unique."
+TOOLS_REQUIRED = "Requests which include `tool_use` or `tool_result` blocks must define tools."
+# Reported by goose (PEERS.md section 0) without a path prefix; kept as reported.
+DUPLICATE_RESULT = "each tool_use must have a single result. Found multiple tool_result blocks with id: {id}"
+
+Block = tuple[int, int, dict[str, Any]]
+
+
+@dataclass
+class _Turn:
+    role: str
+    first: int
+    blocks: list[Block] = field(default_factory=list)
+
+
+class _Out:
+    def __init__(self, provider: str, index_map: list[int] | None) -> None:
+        self.provider = provider
+        self.index_map = index_map
+        self.items: list[Violation] = []
+
+    def add(self, rule: str, message: str, index: int | None) -> None:
+        if index is not None and self.index_map is not None:
+            index = self.index_map[index]
+        self.items.append(violation(self.provider, f"anthropic.{rule}", message, index))
+
+
+def validate_anthropic(body: object, provider: str, index_map: list[int] | None = None) -> list[Violation]:
+    """Anthropic's rules for a Messages body; ``index_map`` maps printed indexes to body indexes."""
+    b = body_dict(body)
+    messages = required_list(b, "messages")
+    out = _Out(provider, index_map)
+    if not messages:
+        out.add("A20", "messages: at least one message is required", None)
+        return out.items
+    parsed = _parse(messages)
+    last = len(parsed) - 1
+
+    _schema(parsed, out)
+    _tool_names(b, out)
+    _texts(parsed, out)
+    role, content = parsed[last]
+    if role == "assistant":
+        tail = content if isinstance(content, str) else _last_text(content)
+        if tail and tail.strip() and tail[-1].isspace():
+            out.add("A8", A8, last)
+    for i, (role, content) in enumerate(parsed):
+        if content in ("", []) and not (i == last and role == "assistant"):
+            out.add("A5", A5.format(n=i), i)
+    _tools_required(b, parsed, out)
+
+    turns = _merge(parsed)
+    _pairing(turns, out)
+    model = b.get("model")
+    if turns[-1].role == "assistant" and isinstance(model, str) and model.startswith(_NO_PREFILL):
+        out.add("A17", A17, last)
+    thinking = b.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        _thinking(turns, out)
+    return out.items
+
+
+def _parse(messages: list[Any]) -> list[tuple[str, str | list[dict[str, Any]]]]:
+    parsed: list[tuple[str, str | list[dict[str, Any]]]] = []
+    for i, raw in enumerate(messages):
+        m = as_dict(raw, f"messages[{i}]")
+        role = as_str(m.get("role"), f"messages[{i}].role")
+        if role not in ("user", "assistant", "system"):
+            raise SanitizeError(f"messages[{i}].role", f"must be 'user' or 'assistant', not {role!r}")
+        if "content" not in m:
+            raise SanitizeError(f"messages[{i}].content", "is required")
+        content = m["content"]
+        if isinstance(content, str):
+            parsed.append((role, content))
+            continue
+        blocks = as_list(content, f"messages[{i}].content")
+        for j, raw_block in enumerate(blocks):
+            path = f"messages[{i}].content[{j}]"
+            block = as_dict(raw_block, path)
+            kind = as_str(block.get("type"), f"{path}.type")
+            if kind in ("tool_use", "server_tool_use"):
+                as_str(block.get("id"), f"{path}.id")
+                if kind == "tool_use" and "input" not in block:
+                    raise SanitizeError(f"{path}.input", "is required")
+                if kind == "server_tool_use":
+                    as_str(block.get("name"), f"{path}.name")
+            elif kind == "tool_result" or kind.endswith("_tool_result"):
+                as_str(block.get("tool_use_id"), f"{path}.tool_use_id")
+                nested = block.get("content")
+                if kind == "tool_result" and isinstance(nested, list):
+                    for k, part in enumerate(nested):
+                        as_str(as_dict(part, f"{path}.content[{k}]").get("type"), f"{path}.content[{k}].type")
+            elif kind == "text":
+                as_str(block.get("text"), f"{path}.text")
+        parsed.append((role, blocks))
+    return parsed
+
+
+def _schema(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    for i, (role, content) in enumerate(parsed):
+        if role == "system":
+            out.add("A10-system", A10_SYSTEM, i)
+        if isinstance(content, str):
+            continue
+        for j, block in enumerate(content):
+            kind = block["type"]
+            if kind == "tool_use":
+                if not _ID.fullmatch(block["id"]):
+                    out.add("A12", A12.format(n=i, m=j, field="tool_use.id"), i)
+                if not isinstance(block["input"], dict):
+                    out.add("A18", A18.format(n=i, m=j), i)
+            elif kind == "tool_result" and not _ID.fullmatch(block["tool_use_id"]):
+                out.add("A12", A12.format(n=i, m=j, field="tool_result.tool_use_id"), i)
+
+
+def _tool_names(b: dict[str, Any], out: _Out) -> None:
+    tools = b.get("tools")
+    if tools is None:
+        return
+    seen: set[str] = set()
+    for k, raw in enumerate(as_list(tools, "tools")):
+        name = as_dict(raw, f"tools[{k}]").get("name")
+        if isinstance(name, str):
+            if name in seen:
+                out.add("A19", A19, None)
+                return
+            seen.add(name)
+
+
+def _texts(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    for i, (_, content) in enumerate(parsed):
+        if isinstance(content, str):
+            if content and not content.strip():
+                out.add("A7", A7, i)
+            continue
+        for block in content:
+            _text_block(block, i, out)
+            nested = block.get("content")
+            if block["type"] == "tool_result" and isinstance(nested, list):
+                for part in nested:
+                    _text_block(part, i, out)
+
+
+def _text_block(block: dict[str, Any], i: int, out: _Out) -> None:
+    if block.get("type") != "text":
+        return
+    text = as_str(block.get("text"), f"messages[{i}].content.text")
+    if not text:
+        out.add("A6", A6, i)
+    elif not text.strip():
+        out.add("A7", A7, i)
+
+
+def _last_text(blocks: list[dict[str, Any]]) -> str:
+    if blocks and blocks[-1]["type"] == "text":
+        text: str = blocks[-1]["text"]
+        return text
+    return ""
+
+
+def _tools_required(b: dict[str, Any], parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    if b.get("tools"):
+        return
+    for i, (_, content) in enumerate(parsed):
+        if not isinstance(content, str) and any(x["type"] in ("tool_use", "tool_result") for x in content):
+            out.add("tools-required", TOOLS_REQUIRED, i)
+            return
+
+
+def _merge(parsed: list[tuple[str, str | list[dict[str, Any]]]]) -> list[_Turn]:
+    turns: list[_Turn] = []
+    for i, (role, content) in enumerate(parsed):
+        if not turns or turns[-1].role != role or role == "system":
+            turns.append(_Turn(role, i))
+        if isinstance(content, str):
+            turns[-1].blocks.append((i, 0, {"type": "text", "text": content}))
+        else:
+            turns[-1].blocks.extend((i, j, block) for j, block in enumerate(content))
+    return turns
+
+
+def _leading_results(turn: _Turn) -> set[str]:
+    # Anthropic counts only the tool_result blocks that open the message (A3).
+    ids: set[str] = set()
+    for _, _, block in turn.blocks:
+        if block["type"] != "tool_result":
+            break
+        ids.add(block["tool_use_id"])
+    return ids
+
+
+def _pairing(turns: list[_Turn], out: _Out) -> None:
+    seen: set[str] = set()
+    last = len(turns) - 1
+    previous_calls: set[str] = set()
+    for t, turn in enumerate(turns):
+        if turn.role == "assistant":
+            calls: dict[str, None] = {}
+            servers: dict[str, tuple[int, str]] = {}
+            for i, j, block in turn.blocks:
+                kind = block["type"]
+                if kind == "tool_use":
+                    ident = block["id"]
+                    if ident in seen:
+                        out.add("A11", A11.format(n=i, m=j), i)
+                    seen.add(ident)
+                    calls[ident] = None
+                elif kind == "server_tool_use":
+                    servers[block["id"]] = (i, block["name"])
+                elif kind.endswith("_tool_result") and kind != "tool_result":
+                    ident = block["tool_use_id"]
+                    if servers.pop(ident, None) is None:
+                        out.add("A2", A2_SERVER.format(n=i, m=j, type=kind, id=ident), i)
+            nxt = turns[t + 1] if t < last else None
+            # pause_turn: a server tool use may wait in the final assistant turn, or (deferred next to
+            # client calls) when the only thing after it is a turn of tool_result blocks.
+            deferred = t == last or (
+                bool(calls)
+                and t + 1 == last
+                and nxt is not None
+                and all(block["type"] == "tool_result" for _, _, block in nxt.blocks)
+            )
+            if not deferred:
+                for ident, (i, name) in servers.items():
+                    out.add("A4", A4.format(n=i, name=name, id=ident), i)
+            answered = _leading_results(nxt) if nxt is not None and nxt.role == "user" else set()
+            missing = [ident for ident in calls if ident not in answered]
+            if missing:
+                out.add("A1", A1.format(n=turn.first, ids=", ".join(missing)), turn.first)
+            previous_calls = set(calls)
+            continue
+        if turn.role == "user":
+            results: set[str] = set()
+            for i, j, block in turn.blocks:
+                if block["type"] != "tool_result":
+                    continue
+                ident = block["tool_use_id"]
+                if ident not in previous_calls:
+                    out.add("A2", A2.format(n=i, m=j, id=ident), i)
+                elif ident in results:
+                    out.add("duplicate-result", DUPLICATE_RESULT.format(id=ident), i)
+                results.add(ident)
+        previous_calls = set()
+
+
+def _thinking(turns: list[_Turn], out: _Out) -> None:
+    final = turns[-1]
+    if len(turns) < 2 or final.role != "user" or turns[-2].role != "assistant":
+        return
+    if not any(block["type"] == "tool_result" for _, _, block in final.blocks):
+        return
+    head = turns[-2]
+    found = head.blocks[0][2]["type"] if head.blocks else "text"
+    if found not in _THINKING:
+        out.add("A13", A13.format(n=head.first, found=found), head.first)

@@ -1,0 +1,141 @@
+"""Bedrock Converse rules (catalogue section 5). Converse does not merge same-role messages.
+
+Check order: B8 (first message not user), B7 (same role twice in a row, at the second), then per
+message in body order B6 (empty content; empty error ``toolResult``) and B5 (blank text), then
+B9 (``toolUseId`` pattern and length), B4 (tool blocks without ``toolConfig``), B3 (tool results
+mixed with conversation blocks), then pairing in body order: B1 (calls of an assistant turn not
+answered in the next user turn; the index printed is the user turn's) and B2 (more results than
+calls in the previous turn).
+
+B8's text is from the AWS error catalogue [infer]. B9's text is [infer]: the catalogue gives the
+constraint, not the message, so the standard AWS validation wording is used
+("1 validation error detected: Value '...' at '...' failed to satisfy constraint: ...") with
+the field path Converse uses (``messages.N.member.content.M.member.toolUse.toolUseId``,
+1-based ``member`` indexes as in AWS's query-style paths). Not checked: the "tool use blocks"
+form of B3 (seen with non-Anthropic models only; the model is named in the URL) and
+"A text block must be included when using documents" (its trigger is not documented).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._envelope import violation
+from ._shape import as_dict, as_list, as_str, body_dict, required_list
+from ._violation import Violation
+
+B1 = "Expected toolResult blocks at messages.{n}.content for the following Ids: {ids}"
+B2 = "The number of toolResult blocks at messages.{n}.content exceeds the number of toolUse blocks of previous turn."
+B3 = "messages.{n}.content: Conversation blocks and tool result blocks cannot be provided in the same turn."
+B4 = "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+B5 = (
+    "The text field in the ContentBlock object at messages.{n}.content.{m} is blank. "
+    "Add text to the text field, and try again."
+)
+B6 = (
+    "The content field in the Message object at messages.{n} is empty. "
+    "Add a ContentBlock object to the content field and try again."
+)
+B6_ERROR = "The content field at messages.{n}.content.{m}.toolResult cannot be empty when status value is error."
+B7 = (
+    "A conversation must alternate between user and assistant roles. "
+    "Make sure the conversation alternates between user and assistant roles and try again."
+)
+B8 = "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+B9 = (
+    "1 validation error detected: Value '{value}' at 'messages.{n}.member.content.{m}.member.{block}.toolUseId' "
+    "failed to satisfy constraint: {constraint}"
+)
+_B9_PATTERN = "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
+_B9_LENGTH_MAX = "Member must have length less than or equal to 64"
+_B9_LENGTH_MIN = "Member must have length greater than or equal to 1"
+
+_ID = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def validate_bedrock(body: object, provider: str = "bedrock") -> list[Violation]:
+    """Bedrock's rules for a Converse body."""
+    b = body_dict(body)
+    messages = _parse(required_list(b, "messages"))
+    out: list[Violation] = []
+
+    def add(rule: str, text: str, index: int | None) -> None:
+        out.append(violation(provider, f"bedrock.{rule}", text, index))
+
+    if messages and messages[0][0] != "user":
+        add("B8", B8, 0)
+    for i in range(1, len(messages)):
+        if messages[i][0] == messages[i - 1][0]:
+            add("B7", B7, i)
+    for i, (_, blocks) in enumerate(messages):
+        if not blocks:
+            add("B6", B6.format(n=i), i)
+        for m, block in enumerate(blocks):
+            if "text" in block and not block["text"].strip():
+                add("B5", B5.format(n=i, m=m), i)
+            result = block.get("toolResult")
+            if result is not None and result.get("status") == "error" and not result.get("content"):
+                add("B6", B6_ERROR.format(n=i, m=m), i)
+    for i, (_, blocks) in enumerate(messages):
+        for m, block in enumerate(blocks):
+            for key in ("toolUse", "toolResult"):
+                if key in block:
+                    ident = block[key]["toolUseId"]
+                    constraint = _id_problem(ident)
+                    if constraint:
+                        text = B9.format(value=ident, n=i + 1, m=m + 1, block=key, constraint=constraint)
+                        add("B9", text, i)
+    tool_config = b.get("toolConfig")
+    first_tool = next(
+        (i for i, (_, blocks) in enumerate(messages) if any("toolUse" in x or "toolResult" in x for x in blocks)),
+        None,
+    )
+    if first_tool is not None and not tool_config:
+        add("B4", B4, first_tool)
+    for i, (_, blocks) in enumerate(messages):
+        if any("toolResult" in x for x in blocks) and any("toolResult" not in x for x in blocks):
+            add("B3", B3.format(n=i), i)
+
+    previous: list[str] = []
+    for i, (role, blocks) in enumerate(messages):
+        results = [x["toolResult"]["toolUseId"] for x in blocks if "toolResult" in x]
+        if len(results) > len(previous):
+            add("B2", B2.format(n=i), i)
+        if previous:
+            answered = set(results)
+            missing = [ident for ident in previous if ident not in answered]
+            if missing:
+                add("B1", B1.format(n=i, ids=", ".join(missing)), i)
+        calls = [x["toolUse"]["toolUseId"] for x in blocks if "toolUse" in x] if role == "assistant" else []
+        previous = list(dict.fromkeys(calls))
+    return out
+
+
+def _id_problem(ident: str) -> str:
+    if not ident:
+        return _B9_LENGTH_MIN
+    if len(ident) > 64:
+        return _B9_LENGTH_MAX
+    if not _ID.fullmatch(ident):
+        return _B9_PATTERN
+    return ""
+
+
+def _parse(raw: list[Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+    messages: list[tuple[str, list[dict[str, Any]]]] = []
+    for i, item in enumerate(raw):
+        m = as_dict(item, f"messages[{i}]")
+        role = as_str(m.get("role"), f"messages[{i}].role")
+        blocks = as_list(m.get("content"), f"messages[{i}].content")
+        for k, block in enumerate(blocks):
+            path = f"messages[{i}].content[{k}]"
+            d = as_dict(block, path)
+            if "text" in d:
+                as_str(d["text"], f"{path}.text")
+            for key in ("toolUse", "toolResult"):
+                if key in d:
+                    inner = as_dict(d[key], f"{path}.{key}")
+                    as_str(inner.get("toolUseId"), f"{path}.{key}.toolUseId")
+        messages.append((role, blocks))
+    return messages
