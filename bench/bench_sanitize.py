@@ -1,0 +1,104 @@
+"""Sanitizer cost per message, for valid and broken transcripts of 10 to 10,000 messages.
+
+Run by hand:  python bench/bench_sanitize.py
+Prints p50/p90/p99 per call and the cost per message; the cost per message should stay flat
+as transcripts grow (linear time).
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sanitizer import sanitize
+
+SIZES = (10, 100, 1_000, 10_000)
+
+
+def openai_transcript(n: int, broken: bool) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are an agent."}]
+    turn = 0
+    while len(messages) < n:
+        call = f"call_{turn}"
+        messages += [
+            {"role": "user", "content": f"step {turn}: do the thing"},
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": call, "type": "function", "function": {"name": "run", "arguments": '{"x":1}'}}]},
+            {"role": "tool", "tool_call_id": call, "content": f"output {turn}"},
+            {"role": "assistant", "content": f"done {turn}"},
+        ]
+        turn += 1
+    messages = messages[:n]
+    if messages[-1]["role"] == "assistant" and "tool_calls" in messages[-1]:
+        messages.pop()
+    if broken:
+        # The seed: an orphan call in the middle, followed by the recovery message.
+        middle = next(i for i in range(len(messages) // 2, len(messages)) if messages[i]["role"] == "tool")
+        messages[middle] = {"role": "assistant", "content": "I noticed that you have interrupted me."}
+    return {"model": "gpt-4o", "messages": messages}
+
+
+def anthropic_transcript(n: int, broken: bool) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    turn = 0
+    while len(messages) < n:
+        call = f"toolu_{turn}"
+        messages += [
+            {"role": "user", "content": f"step {turn}: do the thing"},
+            {"role": "assistant", "content": [{"type": "text", "text": "On it."},
+                                              {"type": "tool_use", "id": call, "name": "run", "input": {"x": 1}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": f"output {turn}"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": f"done {turn}"}]},
+        ]
+        turn += 1
+    messages = messages[:n]
+    if messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "tool_use":
+        messages.pop()
+    if broken:
+        middle = next(i for i in range(len(messages) // 2, len(messages)) if messages[i]["role"] == "user"
+                      and isinstance(messages[i]["content"], list))
+        messages[middle] = {"role": "assistant", "content": [{"type": "text", "text": "I noticed..."}]}
+    return {"model": "claude", "max_tokens": 10, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+            "messages": messages}
+
+
+def measure(body: dict[str, Any], api: str) -> list[float]:
+    runs = max(20, min(2000, 200_000 // len(body["messages"])))
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter_ns()
+        sanitize(body, api=api)
+        samples.append((time.perf_counter_ns() - start) / 1000)
+    return sorted(samples)
+
+
+def pct(samples: list[float], q: float) -> float:
+    return samples[min(len(samples) - 1, int(q * len(samples)))]
+
+
+def main() -> None:
+    print(f"{'api':<20}{'kind':<8}{'messages':>9}{'p50 us':>11}{'p90 us':>11}{'p99 us':>11}{'us/msg':>9}{'repairs':>9}")
+    for api, build in (("openai-chat", openai_transcript), ("anthropic-messages", anthropic_transcript)):
+        for broken in (False, True):
+            per_message = []
+            for n in SIZES:
+                body = build(n, broken)
+                repairs = len(sanitize(copy.deepcopy(body), api=api).repairs)
+                samples = measure(body, api)
+                p50 = pct(samples, 0.5)
+                per_message.append(p50 / len(body["messages"]))
+                kind = "broken" if broken else "valid"
+                print(f"{api:<20}{kind:<8}{len(body['messages']):>9}{p50:>11.1f}{pct(samples, .9):>11.1f}"
+                      f"{pct(samples, .99):>11.1f}{per_message[-1]:>9.3f}{repairs:>9}")
+            ratio = per_message[-1] / statistics.mean(per_message[1:3])
+            print(f"{'':<28}cost per message at 10,000 / at 100-1,000: {ratio:.2f}x (1.0 = linear)")
+
+
+if __name__ == "__main__":
+    main()
