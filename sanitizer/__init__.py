@@ -8,9 +8,11 @@ from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProvide
 from ._model import Repair, SanitizeResult
 from ._policy import Policy
 from .sanitize import APIS, sanitize
+from .validation import PROVIDERS, Violation, error_envelope, validate
 
 __all__ = [
     "APIS",
+    "PROVIDERS",
     "Policy",
     "PolicyError",
     "Repair",
@@ -18,5 +20,8 @@ __all__ = [
     "SanitizeResult",
     "UnknownAPIError",
     "UnknownProviderError",
+    "Violation",
+    "error_envelope",
     "sanitize",
+    "validate",
 ]

@@ -21,7 +21,7 @@ class BlankTextBlock(Rule):
 
     Safety:
         Drops only text that says nothing. A message left with no content at all is then
-        handled by empty-message. The final assistant message (a prefill) is left as it is.
+        handled by empty-message (which allows an empty final assistant message).
     """
 
     code = "AN002"
@@ -29,10 +29,7 @@ class BlankTextBlock(Rule):
     apis = frozenset({"anthropic-messages"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        last = transcript.entries[-1] if transcript.entries else None
-        for entry in list(transcript.entries):
-            if entry is last and entry.role == "assistant":
-                continue
+        for entry in transcript.entries:
             blank = [p for p in entry.parts if p.kind == TEXT and _is_blank(p)]
             if not blank:
                 continue

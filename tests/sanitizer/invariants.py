@@ -51,7 +51,7 @@ def anthropic_problems(body: dict[str, Any]) -> list[str]:
         if not blocks and not (n == len(messages) - 1 and m["role"] == "assistant"):
             problems.append(f"messages[{n}]: empty content")
         for b in blocks:
-            if b["type"] == "text" and not b["text"].strip() and not (n == len(messages) - 1 and m["role"] == "assistant"):
+            if b["type"] == "text" and not b["text"].strip():
                 problems.append(f"messages[{n}]: blank text")
         if merged and merged[-1][0] == m["role"]:
             merged[-1][1].extend(blocks)

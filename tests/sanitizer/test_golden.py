@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from sanitizer import Policy, sanitize
+from sanitizer import Policy, sanitize, validate
 from tests.sanitizer.golden_cases import Case, all_cases, rewrite
 from tests.sanitizer.invariants import problems
 
@@ -53,5 +53,12 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
     assert case.after is not None
     if case.expect_valid:
         assert problems(case.after, case.api) == []
+        assert [v.message for v in validate(case.after, api=case.api)] == []
     else:
         assert problems(case.after, case.api) != []
+        assert validate(case.after, api=case.api) != []
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.path.parent.name == "seeds"], ids=lambda c: c.id)
+def test_seed_reports_are_rejected_by_the_provider_before_repair(case: Case) -> None:
+    assert validate(case.before, api=case.api) != []

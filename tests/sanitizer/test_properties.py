@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sanitizer import Policy, sanitize
+from sanitizer import Policy, sanitize, validate
 from sanitizer.dialects import DIALECTS
 from sanitizer.rules import RULES, Context
 from tests.sanitizer.invariants import problems
@@ -35,6 +35,7 @@ def test_repaired_transcript_is_valid_settled_and_loses_nothing(api: str, policy
     result = sanitize(body, api=api, policy=policy)
     assert body == pristine, "input mutated"
     assert problems(result.body, api) == []
+    assert [v.message for v in validate(result.body, api=api)] == []
     again = sanitize(result.body, api=api, policy=policy)
     assert again.repairs == [] and again.body is result.body
     assert json.dumps(sanitize(copy.deepcopy(pristine), api=api, policy=policy).body) == json.dumps(result.body)

@@ -21,7 +21,9 @@ event = st.one_of(
     st.tuples(st.just("result"), st.sampled_from([*IDS, "ghost"]), st.sampled_from(["out-1", "out-2", "out-3"])),
     st.tuples(st.just("system"), st.just("<system-reminder>be brief</system-reminder>")),
 )
-events = st.lists(event, min_size=1, max_size=14)
+# Agents always open with the user's task; a transcript of nothing but orphan results has
+# nothing left to send once they are dropped.
+events = st.lists(event, min_size=0, max_size=14).map(lambda evs: [("user", "do the task"), *evs])
 
 
 def to_openai(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
