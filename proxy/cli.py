@@ -17,9 +17,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Run the proxy. Settings come from the config file and SUTURE_* variables (env wins); "
         "--host and --port win over both.",
     )
-    parser.add_argument(
-        "--config", type=Path, help="YAML settings file (default: config/suture.yaml as installed)"
-    )
+    parser.add_argument("--config", type=Path, help="YAML settings file (default: config/suture.yaml as installed)")
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port to listen on (default 8787)")
     parser.set_defaults(handler=_serve)
@@ -69,9 +67,7 @@ def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8788, help="port to listen on (default 8788)")
     parser.add_argument("--record", type=Path, help="append each request received to this JSON-lines file")
-    parser.add_argument(
-        "--stream-delay", type=float, default=0.0, help="seconds between streamed events (default 0)"
-    )
+    parser.add_argument("--stream-delay", type=float, default=0.0, help="seconds between streamed events (default 0)")
     parser.set_defaults(handler=_emulate)
 
 

@@ -14,17 +14,13 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
+from sanitizer.validation import validate
 
 from .context import ProxyState, RequestContext
 from .errors import API_OF_ROUTE, error_response
 from .logs import access_log, log, repair_log, upstream_log
 from .settings import RouteName, RouteSettings
 from .upstream import Relay, RelayOutcome, UpstreamError, forward_headers
-
-try:
-    from sanitizer import validate
-except ImportError:  # pragma: no cover - the validator lands concurrently
-    validate = None
 
 # Paths on the upstream, after its base URL. OpenAI's conventional base URL ends in /v1,
 # Anthropic's does not (the SDKs' own conventions, so a base URL can be copied from either).
@@ -129,9 +125,7 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
     except orjson.JSONDecodeError as exc:
         return error_response(route, 400, f"the request body is not valid JSON: {exc}")
     if not isinstance(body, dict):
-        return error_response(
-            route, 400, f"the request body must be a JSON object, not {_json_type(body)}"
-        )
+        return error_response(route, 400, f"the request body must be a JSON object, not {_json_type(body)}")
 
     mode = state.settings.mode_for(route)
     ctx.mode = mode
@@ -152,8 +146,10 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
 
     if mode == "strict":
         problems = [f"{r.code} {r.rule} (message {r.message_index}): {r.detail}" for r in result.repairs]
-        if validate is not None:
-            problems += [f"{v.rule}: {v.message}" for v in validate(body, provider=route)]
+        try:
+            problems += [f"{v.rule}: {v.message}" for v in validate(body, api=api, provider=route)]
+        except SanitizeError as exc:
+            problems.append(str(exc))
         if problems:
             state.metrics.rejections.labels(route).inc()
             listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))

@@ -41,7 +41,7 @@ class _NoCookies(http.cookiejar.CookieJar):
     def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
         return None
 
-    def extract_cookies(self, response: object, request: object) -> None:  # type: ignore[override]
+    def extract_cookies(self, response: object, request: object) -> None:
         return None
 
 
@@ -105,7 +105,8 @@ def relay_headers(upstream: httpx.Response) -> Headers:
 
 
 def is_event_stream(response: httpx.Response) -> bool:
-    return response.headers.get("content-type", "").lower().startswith("text/event-stream")
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.lower().startswith("text/event-stream")
 
 
 class Upstream:
