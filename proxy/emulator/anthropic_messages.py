@@ -72,7 +72,9 @@ def _stream(turn: Turn) -> list[bytes]:
     events: list[dict[str, Any]] = [{"type": "message_start", "message": _message(turn, [], None, 1)}]
     for index, block in enumerate(_blocks(turn)):
         if block["type"] == "text":
-            events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            events.append(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            )
             if index == 0:
                 events.append({"type": "ping"})
             deltas = [{"type": "text_delta", "text": piece} for piece in chunks(block["text"])]

@@ -19,8 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sanitizer import SanitizeError, validate
-from sanitizer.validation import error_envelope
+from sanitizer import SanitizeError
+from sanitizer.validation import error_envelope, validate
 
 from . import anthropic_messages, openai_chat, openai_responses
 from .dialect import Dialect, Turn
@@ -58,7 +58,7 @@ _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 _MODELS = {
     "openai": ["gpt-4o-mini", "gpt-4.1", "gpt-5"],
-    "anthropic": ["claude-haiku-4-5", "claude-sonnet-4-5", "claude-opus-4-1"],
+    "anthropic": ["claude-haiku-4-5", "claude-sonnet-4-6", "claude-opus-4-7"],
 }
 
 
@@ -139,7 +139,9 @@ class _Emulator:
             if provider == "openai":
                 data: Any = {
                     "object": "list",
-                    "data": [{"id": n, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for n in names],
+                    "data": [
+                        {"id": n, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for n in names
+                    ],
                 }
             else:
                 data = {
@@ -222,7 +224,9 @@ class _Emulator:
             return _json(401, _openai_error(OPENAI_MISSING_KEY), headers)
         # Anthropic also accepts OAuth-style bearer tokens (the SDK's ``auth_token``).
         if provider == "anthropic" and not (request.headers.get("x-api-key") or has_bearer):
-            return self._error("anthropic-messages", ANTHROPIC_MISSING_KEY, headers, status=401, kind="authentication_error")
+            return self._error(
+                "anthropic-messages", ANTHROPIC_MISSING_KEY, headers, status=401, kind="authentication_error"
+            )
         return None
 
     def _error(

@@ -47,9 +47,7 @@ class Recorder:
         self.path = path
         self._lock = threading.Lock()
 
-    def request(
-        self, *, index: int, path: str, headers: dict[str, str], raw: bytes, body: Any, status: int
-    ) -> None:
+    def request(self, *, index: int, path: str, headers: dict[str, str], raw: bytes, body: Any, status: int) -> None:
         self._write(
             {
                 "index": index,

@@ -1,0 +1,92 @@
+"""The official openai SDK against the emulator's /v1/responses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import openai
+import pytest
+from openai import OpenAI
+
+from tests.emulator.conftest import Emulator
+from tests.emulator.transcripts import CORRECTION, RESPONSES_TOOLS, responses_repaired, responses_seed
+
+MODEL = "gpt-4.1"
+
+
+@pytest.fixture(scope="module")
+def client(emulator: Emulator) -> Iterator[OpenAI]:
+    with OpenAI(base_url=emulator.url + "/v1", api_key="sk-test", max_retries=0) as client:
+        yield client
+
+
+def test_text_reply(client: OpenAI) -> None:
+    response = client.responses.create(model=MODEL, input="Hello there")
+    assert response.output_text == 'Emulated reply. Last user text: "Hello there"'
+    assert response.status == "completed"
+    assert response.model == MODEL
+    assert response.id.startswith("resp_")
+    assert response.output[0].id.startswith("msg_")  # type: ignore[union-attr]
+    assert response.usage is not None and response.usage.input_tokens == 2
+
+
+def test_tool_call_has_fresh_ids(client: OpenAI) -> None:
+    call_ids = set()
+    for _ in range(2):
+        response = client.responses.create(
+            model=MODEL, input=[{"role": "user", "content": "CALL_TOOL get_weather"}], tools=RESPONSES_TOOLS
+        )
+        (item,) = response.output
+        assert item.type == "function_call"
+        assert item.name == "get_weather"
+        assert item.arguments == "{}"
+        assert item.id is not None and item.id.startswith("fc_")
+        assert item.call_id.startswith("call_")
+        call_ids.add(item.call_id)
+    assert len(call_ids) == 2
+
+
+def test_stream_text(client: OpenAI) -> None:
+    with client.responses.stream(model=MODEL, input="stream please") as stream:
+        events = list(stream)
+        final = stream.get_final_response()
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == final.output_text == 'Emulated reply. Last user text: "stream please"'
+    assert events[0].type == "response.created" and events[-1].type == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+
+
+def test_stream_tool_call_accumulates(client: OpenAI) -> None:
+    with client.responses.stream(
+        model=MODEL, input=[{"role": "user", "content": "CALL_TOOL get_weather"}], tools=RESPONSES_TOOLS
+    ) as stream:
+        final = stream.get_final_response()
+    (item,) = final.output
+    assert item.type == "function_call"
+    assert item.name == "get_weather"
+    assert item.call_id.startswith("call_")
+    assert item.arguments == "{}"
+
+
+def test_raw_stream_parses(client: OpenAI) -> None:
+    with client.responses.create(model=MODEL, input="raw", stream=True) as stream:
+        kinds = [event.type for event in stream]
+    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert kinds[-2:] == ["response.output_item.done", "response.completed"]
+
+
+def test_seed_transcript_is_rejected(client: OpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model=MODEL, input=responses_seed(), tools=RESPONSES_TOOLS)  # type: ignore[arg-type]
+    assert "No tool output found for function call call_slow_1" in caught.value.message
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_repaired_transcript_is_accepted(client: OpenAI, stream: bool) -> None:
+    items = responses_repaired()
+    if stream:
+        with client.responses.stream(model=MODEL, input=items, tools=RESPONSES_TOOLS) as events:  # type: ignore[arg-type]
+            text = events.get_final_response().output_text
+    else:
+        text = client.responses.create(model=MODEL, input=items, tools=RESPONSES_TOOLS).output_text  # type: ignore[arg-type]
+    assert text == f'Emulated reply. Last user text: "{CORRECTION}"'
