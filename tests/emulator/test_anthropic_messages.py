@@ -8,6 +8,7 @@ import anthropic
 import httpx
 import pytest
 from anthropic import Anthropic
+from anthropic.types import Message
 
 from proxy.emulator.app import ANTHROPIC_MISSING_KEY, ANTHROPIC_MISSING_VERSION
 from tests.emulator.conftest import Emulator
@@ -36,7 +37,7 @@ def test_text_reply(client: Anthropic) -> None:
     assert message.model == MODEL
     assert message.stop_reason == "end_turn"
     assert [b.type for b in message.content] == ["text"]
-    assert message.content[0].text == 'Emulated reply. Last user text: "Hello there"'  # type: ignore[union-attr]
+    assert text_of(message) == 'Emulated reply. Last user text: "Hello there"'
     assert message.usage.input_tokens == 3  # "user", "Hello", "there"
 
 
@@ -47,7 +48,7 @@ def test_tool_call_has_fresh_ids(client: Anthropic) -> None:
             model=MODEL,
             max_tokens=64,
             messages=[{"role": "user", "content": "CALL_TOOL get_weather"}],
-            tools=ANTHROPIC_TOOLS,  # type: ignore[arg-type]
+            tools=ANTHROPIC_TOOLS,
         )
         assert message.stop_reason == "tool_use"
         tool_use = message.content[-1]
@@ -91,7 +92,7 @@ def test_stream_helper_accumulates_tool_call(client: Anthropic) -> None:
         model=MODEL,
         max_tokens=64,
         messages=[{"role": "user", "content": "CALL_TOOL get_weather"}],
-        tools=ANTHROPIC_TOOLS,  # type: ignore[arg-type]
+        tools=ANTHROPIC_TOOLS,
     ) as stream:
         final = stream.get_final_message()
     assert final.stop_reason == "tool_use"
@@ -134,18 +135,23 @@ def test_seed_transcript_is_rejected(client: Anthropic) -> None:
         client.messages.create(
             model=MODEL,
             max_tokens=64,
-            messages=anthropic_seed(),  # type: ignore[arg-type]
-            tools=ANTHROPIC_TOOLS,  # type: ignore[arg-type]
+            messages=anthropic_seed(),
+            tools=ANTHROPIC_TOOLS,
         )
     assert A1 in caught.value.message
 
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_repaired_transcript_is_accepted(client: Anthropic, stream: bool) -> None:
-    kwargs = {"model": MODEL, "max_tokens": 64, "messages": anthropic_repaired(), "tools": ANTHROPIC_TOOLS}
+    messages, tools = anthropic_repaired(), ANTHROPIC_TOOLS
+    message: Message
     if stream:
-        with client.messages.stream(**kwargs) as events:  # type: ignore[arg-type]
+        with client.messages.stream(model=MODEL, max_tokens=64, messages=messages, tools=tools) as events:
             message = events.get_final_message()
     else:
-        message = client.messages.create(**kwargs)  # type: ignore[arg-type]
-    assert message.content[0].text == f'Emulated reply. Last user text: "{CORRECTION}"'  # type: ignore[union-attr]
+        message = client.messages.create(model=MODEL, max_tokens=64, messages=messages, tools=tools)
+    assert text_of(message) == f'Emulated reply. Last user text: "{CORRECTION}"'
+
+
+def text_of(message: Message) -> str:
+    return "".join(block.text for block in message.content if block.type == "text")

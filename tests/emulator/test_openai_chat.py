@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -87,7 +88,7 @@ def test_stream_tool_call_accumulates(client: OpenAI) -> None:
 
 
 def test_tool_result_ends_the_loop(client: OpenAI) -> None:
-    messages = [
+    messages: list[Any] = [
         {"role": "user", "content": "CALL_TOOL get_weather"},
         {
             "role": "assistant",
@@ -98,7 +99,7 @@ def test_tool_result_ends_the_loop(client: OpenAI) -> None:
         },
         {"role": "tool", "tool_call_id": "call_1", "content": "Sunny"},
     ]
-    completion = client.chat.completions.create(model=MODEL, messages=messages, tools=CHAT_TOOLS)  # type: ignore[arg-type]
+    completion = client.chat.completions.create(model=MODEL, messages=messages, tools=CHAT_TOOLS)
     assert completion.choices[0].finish_reason == "stop"
 
 
@@ -120,7 +121,7 @@ def test_missing_key_is_401(client: OpenAI) -> None:
 
 def test_seed_transcript_is_rejected(client: OpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        client.chat.completions.create(model=MODEL, messages=chat_seed(), tools=CHAT_TOOLS)  # type: ignore[arg-type]
+        client.chat.completions.create(model=MODEL, messages=chat_seed(), tools=CHAT_TOOLS)
     assert caught.value.status_code == 400
     assert O1 in caught.value.message
 
@@ -129,9 +130,9 @@ def test_seed_transcript_is_rejected(client: OpenAI) -> None:
 def test_repaired_transcript_is_accepted(client: OpenAI, stream: bool) -> None:
     messages = chat_repaired()
     if stream:
-        with client.chat.completions.stream(model=MODEL, messages=messages, tools=CHAT_TOOLS) as events:  # type: ignore[arg-type]
+        with client.chat.completions.stream(model=MODEL, messages=messages, tools=CHAT_TOOLS) as events:
             content = events.get_final_completion().choices[0].message.content
     else:
-        completion = client.chat.completions.create(model=MODEL, messages=messages, tools=CHAT_TOOLS)  # type: ignore[arg-type]
+        completion = client.chat.completions.create(model=MODEL, messages=messages, tools=CHAT_TOOLS)
         content = completion.choices[0].message.content
     assert content == f'Emulated reply. Last user text: "{CORRECTION}"'

@@ -15,20 +15,20 @@ RECOVERY = "I noticed that you have interrupted me. What can I do for you?"
 CORRECTION = "Stop that; just tell me the weather instead."
 INTERRUPTED = "Tool call was interrupted before it returned a result."
 
-CHAT_TOOLS: list[dict[str, Any]] = [
+CHAT_TOOLS: list[Any] = [
     {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
     for n in ("slow_tool", "get_weather")
 ]
-RESPONSES_TOOLS: list[dict[str, Any]] = [
+RESPONSES_TOOLS: list[Any] = [
     {"type": "function", "name": n, "parameters": {"type": "object", "properties": {}}, "strict": False}
     for n in ("slow_tool", "get_weather")
 ]
-ANTHROPIC_TOOLS: list[dict[str, Any]] = [
+ANTHROPIC_TOOLS: list[Any] = [
     {"name": n, "input_schema": {"type": "object", "properties": {}}} for n in ("slow_tool", "get_weather")
 ]
 
 
-def chat_seed() -> list[dict[str, Any]]:
+def chat_seed() -> list[Any]:
     return [
         {"role": "user", "content": ASK},
         {
@@ -43,12 +43,12 @@ def chat_seed() -> list[dict[str, Any]]:
     ]
 
 
-def chat_repaired() -> list[dict[str, Any]]:
+def chat_repaired() -> list[Any]:
     seed = chat_seed()
     return [*seed[:2], {"role": "tool", "tool_call_id": "call_slow_1", "content": INTERRUPTED}, *seed[2:]]
 
 
-def responses_seed() -> list[dict[str, Any]]:
+def responses_seed() -> list[Any]:
     return [
         {"role": "user", "content": ASK},
         {"type": "function_call", "call_id": "call_slow_1", "name": "slow_tool", "arguments": "{}"},
@@ -57,13 +57,13 @@ def responses_seed() -> list[dict[str, Any]]:
     ]
 
 
-def responses_repaired() -> list[dict[str, Any]]:
+def responses_repaired() -> list[Any]:
     seed = responses_seed()
     output = {"type": "function_call_output", "call_id": "call_slow_1", "output": INTERRUPTED}
     return [*seed[:2], output, *seed[2:]]
 
 
-def anthropic_seed() -> list[dict[str, Any]]:
+def anthropic_seed() -> list[Any]:
     return [
         {"role": "user", "content": ASK},
         {
@@ -75,7 +75,7 @@ def anthropic_seed() -> list[dict[str, Any]]:
     ]
 
 
-def anthropic_repaired() -> list[dict[str, Any]]:
+def anthropic_repaired() -> list[Any]:
     seed = anthropic_seed()
     result = {
         "role": "user",
