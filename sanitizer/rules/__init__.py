@@ -39,4 +39,13 @@ RULES: tuple[Rule, ...] = (
     ToolsNotDefined(),
 )
 
-__all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule"]
+__all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference"]
+
+
+def reference() -> str:
+    """The rule reference in Markdown, generated from the rules' own docstrings (``suture rules``)."""
+    sections = []
+    for rule in RULES:
+        formats = ", ".join(sorted(rule.apis)) if rule.apis else "all formats"
+        sections.append(f"### {rule.code} {rule.name}\n\n_Applies to: {formats}._\n\n```\n{rule.documentation()}\n```\n")
+    return "\n".join(sections)

@@ -1,0 +1,24 @@
+"""The README's promises: its commands are the ones CI runs, its rule reference is current."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sanitizer.rules import reference
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_rule_reference_is_generated_from_the_rules() -> None:
+    section = re.search(r"<!-- rules:begin -->\n(.*)<!-- rules:end -->", README, re.S)
+    assert section is not None
+    assert section.group(1) == reference(), "README rule reference is stale: regenerate it with `suture rules`"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    commands = re.findall(r"```sh\n(.*?)\n```", README, re.S)
+    test_command = commands[1]
+    assert "pytest" in test_command
+    assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
