@@ -74,11 +74,14 @@ class RequestContextMiddleware:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
-                headers = [
-                    (n, v)
-                    for n, v in message.get("headers", [])
-                    if n.lower() not in (b"x-request-id", b"x-suture-repairs")
-                ]
+                headers = []
+                for name, value in message.get("headers", []):
+                    lowered = name.lower()
+                    if lowered == b"x-request-id":
+                        # The provider's own id (OpenAI's) stays available for support tickets.
+                        headers.append((b"x-upstream-request-id", value))
+                    elif lowered != b"x-suture-repairs":
+                        headers.append((name, value))
                 headers.append((b"x-request-id", ctx.request_id.encode()))
                 headers.append((b"x-suture-repairs", str(ctx.repairs_applied).encode()))
                 message = {**message, "headers": headers}

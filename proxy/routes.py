@@ -145,7 +145,7 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
         state.metrics.repairs.labels(repair.code, repair.rule, mode).inc()
 
     if mode == "strict":
-        problems = [f"{r.code} {r.rule} (message {r.message_index}): {r.detail}" for r in result.repairs]
+        problems = [_describe_repair(r) for r in result.repairs]
         try:
             problems += [f"{v.rule}: {v.message}" for v in validate(body, api=api, provider=route)]
         except SanitizeError as exc:
@@ -267,6 +267,16 @@ def _json_type(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return "null"
+
+
+def _describe_repair(repair: Repair) -> str:
+    where = []
+    if repair.message_index is not None:
+        where.append(f"message {repair.message_index}")
+    if repair.tool_call_id is not None:
+        where.append(f"tool call {repair.tool_call_id}")
+    place = f" ({', '.join(where)})" if where else ""
+    return f"{repair.code} {repair.rule}{place}: {repair.detail}"
 
 
 def _log_repair(ctx: RequestContext, repair: Repair, mode: str) -> None:
