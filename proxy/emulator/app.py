@@ -85,8 +85,9 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     """A Starlette app serving ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``,
     ``GET /v1/models`` and ``GET /healthz``.
 
-    ``app.state.requests`` counts requests received (health checks excluded) and
-    ``app.state.disconnects`` counts streams the client abandoned.
+    ``app.state.requests`` counts requests received (health checks excluded),
+    ``app.state.disconnects`` counts streams the client abandoned, and ``app.state.config``
+    is ``config``.
     """
     emulator = _Emulator(config)
     routes = [Route(path, emulator.endpoint(dialect), methods=["POST"]) for path, dialect in DIALECTS.items()]
@@ -96,6 +97,7 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
         Route("/{path:path}", emulator.unknown, methods=_ALL_METHODS),
     ]
     app = Starlette(routes=routes)
+    app.state.config = config
     app.state.requests = 0
     app.state.disconnects = 0
     emulator.state = app.state

@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from proxy.emulator import EmulatorConfig, build_emulator_app
+from proxy.emulator import EmulatorConfig, build_emulator_app, main_emulate
 from tests.emulator.conftest import Emulator
 from tests.servers import running_server
 
@@ -104,3 +105,34 @@ def test_client_disconnect_mid_stream_is_recorded(
     assert event["request_index"] == requests[0]["index"] == 0
     assert 1 <= event["frames_sent"] < 10
     assert app.state.requests == 2
+
+
+def test_concurrent_requests_each_get_one_whole_line(tmp_path: Path) -> None:
+    record = tmp_path / "requests.jsonl"
+    app = build_emulator_app(EmulatorConfig(provider="openai", record_path=record))
+    body = {**CHAT, "messages": [{"role": "user", "content": "word " * 2000}]}
+    with running_server(app) as url, httpx.Client(base_url=url) as http:
+
+        def post(_: int) -> int:
+            return http.post("/v1/chat/completions", json=body, headers={"authorization": "Bearer k"}).status_code
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(pool.map(post, range(24)))
+    assert statuses == [200] * 24
+    entries = lines(record)
+    assert len(entries) == 24
+    assert sorted(e["index"] for e in entries) == list(range(24))
+
+
+def test_main_emulate_serves_the_configured_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import uvicorn
+
+    served: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.update(app=app, **options))
+    main_emulate("anthropic", "127.0.0.1", 9999, tmp_path / "r.jsonl", 0.25)
+    assert (served["host"], served["port"]) == ("127.0.0.1", 9999)
+    assert served["app"].state.config == EmulatorConfig(
+        provider="anthropic", record_path=tmp_path / "r.jsonl", stream_delay=0.25
+    )
+    with pytest.raises(ValueError, match="provider"):
+        main_emulate("gemini", "127.0.0.1", 9999, None, 0.0)
