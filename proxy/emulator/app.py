@@ -7,9 +7,10 @@ missing key, SSE streams the official SDKs parse, and a log of exactly what arri
 
 from __future__ import annotations
 
-import itertools
+import functools
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -90,17 +91,19 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     is ``config``.
     """
     emulator = _Emulator(config)
-    routes = [Route(path, emulator.endpoint(dialect), methods=["POST"]) for path, dialect in DIALECTS.items()]
+    routes = [
+        Route(path, emulator.recorded(functools.partial(emulator.answer, dialect)), methods=["POST"])
+        for path, dialect in DIALECTS.items()
+    ]
     routes += [
-        Route("/v1/models", emulator.models, methods=["GET"]),
+        Route("/v1/models", emulator.recorded(emulator.models), methods=["GET"]),
         Route("/healthz", _healthz, methods=["GET"]),
-        Route("/{path:path}", emulator.unknown, methods=_ALL_METHODS),
+        Route("/{path:path}", emulator.recorded(emulator.unknown), methods=_ALL_METHODS),
     ]
     app = Starlette(routes=routes)
     app.state.config = config
     app.state.requests = 0
     app.state.disconnects = 0
-    emulator.state = app.state
     return app
 
 
@@ -113,71 +116,68 @@ def _json(status: int, body: Any, headers: dict[str, str]) -> Response:
     return Response(content, status_code=status, headers=headers, media_type="application/json")
 
 
+# An answer gets the request, its raw body and its index in the log, and returns the response.
+Answer = Callable[[Request, bytes, int], Response]
+
+
 class _Emulator:
     def __init__(self, config: EmulatorConfig) -> None:
         self.config = config
         self.recorder = Recorder(config.record_path)
-        self.counter = itertools.count()
-        self.state: Any = None
 
-    def endpoint(self, dialect: Dialect) -> Any:
-        async def handle(request: Request) -> Response:
+    def recorded(self, answer: Answer) -> Callable[[Request], Awaitable[Response]]:
+        """An endpoint that reads the body, numbers the request, answers, and logs the exchange."""
+
+        async def endpoint(request: Request) -> Response:
             raw = await request.body()
-            index = self._received()
-            response = self._answer(request, raw, dialect, index)
-            self._record(request, raw, index, response.status_code)
+            state = request.app.state
+            index = state.requests
+            state.requests += 1
+            response = answer(request, raw, index)
+            self.recorder.request(
+                index=index,
+                path=request.url.path,
+                headers=redact_headers(request.scope["headers"]),
+                raw=raw,
+                body=parse_body(raw),
+                status=response.status_code,
+            )
             return response
 
-        return handle
+        return endpoint
 
-    async def models(self, request: Request) -> Response:
-        raw = await request.body()
-        index = self._received()
+    def models(self, request: Request, raw: bytes, index: int) -> Response:
         provider = self.config.provider
         headers = _request_id(provider)
-        response = self._auth_error(request, provider, headers)
-        if response is None:
-            names = _MODELS[provider]
-            if provider == "openai":
-                data: Any = {
+        denied = self._auth_error(request, provider, headers)
+        if denied is not None:
+            return denied
+        names = _MODELS[provider]
+        if provider == "openai":
+            return _json(
+                200,
+                {
                     "object": "list",
                     "data": [
                         {"id": n, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for n in names
                     ],
-                }
-            else:
-                data = {
-                    "data": [
-                        {"type": "model", "id": n, "display_name": n, "created_at": "2025-01-01T00:00:00Z"}
-                        for n in names
-                    ],
-                    "has_more": False,
-                    "first_id": names[0],
-                    "last_id": names[-1],
-                }
-            response = _json(200, data, headers)
-        self._record(request, raw, index, response.status_code)
-        return response
+                },
+                headers,
+            )
+        listing = [{"type": "model", "id": n, "display_name": n, "created_at": "2025-01-01T00:00:00Z"} for n in names]
+        return _json(200, {"data": listing, "has_more": False, "first_id": names[0], "last_id": names[-1]}, headers)
 
-    async def unknown(self, request: Request) -> Response:
-        raw = await request.body()
-        index = self._received()
+    def unknown(self, request: Request, raw: bytes, index: int) -> Response:
         provider = self.config.provider
         headers = _request_id(provider)
-        response = self._auth_error(request, provider, headers)
-        if response is None:
-            if provider == "openai":
-                response = _json(404, _openai_error(f"Invalid URL ({request.method} {request.url.path})"), headers)
-            else:
-                response = self._error("anthropic-messages", "Not Found", headers, status=404, kind="not_found_error")
-        self._record(request, raw, index, response.status_code)
-        return response
+        denied = self._auth_error(request, provider, headers)
+        if denied is not None:
+            return denied
+        if provider == "openai":
+            return _json(404, _openai_error(f"Invalid URL ({request.method} {request.url.path})"), headers)
+        return self._error("anthropic-messages", "Not Found", headers, status=404, kind="not_found_error")
 
-    def _received(self) -> int:
-        self.state.requests += 1
-        return next(self.counter)
-
-    def _answer(self, request: Request, raw: bytes, dialect: Dialect, index: int) -> Response:
+    def answer(self, dialect: Dialect, request: Request, raw: bytes, index: int) -> Response:
         headers = _request_id(dialect.provider)
         denied = self._auth_error(request, dialect.provider, headers)
         if denied is not None:
@@ -213,7 +213,7 @@ class _Emulator:
                 dialect.stream(turn),
                 delay=self.config.stream_delay,
                 headers=headers,
-                on_disconnect=lambda sent: self._disconnected(request.url.path, index, sent),
+                on_disconnect=functools.partial(self._disconnected, request, index),
             )
         return _json(200, dialect.render(turn), headers)
 
@@ -237,19 +237,9 @@ class _Emulator:
         status, body, extra = error_envelope(api, None, message, status=status, kind=kind)
         return _json(status, body, {**headers, **extra})
 
-    def _record(self, request: Request, raw: bytes, index: int, status: int) -> None:
-        self.recorder.request(
-            index=index,
-            path=request.url.path,
-            headers=redact_headers(request.scope["headers"]),
-            raw=raw,
-            body=parse_body(raw),
-            status=status,
-        )
-
-    def _disconnected(self, path: str, index: int, frames_sent: int) -> None:
-        self.state.disconnects += 1
-        self.recorder.disconnect(index=index, path=path, frames_sent=frames_sent)
+    def _disconnected(self, request: Request, index: int, frames_sent: int) -> None:
+        request.app.state.disconnects += 1
+        self.recorder.disconnect(index=index, path=request.url.path, frames_sent=frames_sent)
 
 
 def _openai_error(message: str) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def _stream(turn: Turn) -> list[bytes]:
     options = turn.body.get("stream_options")
     include_usage = isinstance(options, dict) and options.get("include_usage") is True
 
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
+    def chunk(choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> bytes:
         data: dict[str, Any] = {
             "id": completion_id,
             "object": "chat.completion.chunk",
@@ -90,12 +90,15 @@ def _stream(turn: Turn) -> list[bytes]:
             "model": turn.model,
             "service_tier": "default",
             "system_fingerprint": None,
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
+            "choices": choices,
         }
         if include_usage:
             # With include_usage every chunk carries "usage": null until the final usage chunk.
-            data["usage"] = None
+            data["usage"] = usage
         return frame(data)
+
+    def delta(content: dict[str, Any], finish_reason: str | None = None) -> bytes:
+        return chunk([{"index": 0, "delta": content, "logprobs": None, "finish_reason": finish_reason}])
 
     frames: list[bytes]
     if reply.tool_name:
@@ -106,28 +109,15 @@ def _stream(turn: Turn) -> list[bytes]:
             "function": {"name": reply.tool_name, "arguments": ""},
         }
         frames = [
-            chunk({"role": "assistant", "content": None, "tool_calls": [first_call], "refusal": None}),
-            chunk({"tool_calls": [{"index": 0, "function": {"arguments": reply.arguments}}]}),
+            delta({"role": "assistant", "content": None, "tool_calls": [first_call], "refusal": None}),
+            delta({"tool_calls": [{"index": 0, "function": {"arguments": reply.arguments}}]}),
         ]
     else:
-        frames = [chunk({"role": "assistant", "content": "", "refusal": None})]
-        frames += [chunk({"content": piece}) for piece in chunks(reply.text)]
-    frames.append(chunk({}, _finish_reason(turn)))
+        frames = [delta({"role": "assistant", "content": "", "refusal": None})]
+        frames += [delta({"content": piece}) for piece in chunks(reply.text)]
+    frames.append(delta({}, _finish_reason(turn)))
     if include_usage:
-        frames.append(
-            frame(
-                {
-                    "id": completion_id,
-                    "object": "chat.completion.chunk",
-                    "created": turn.created,
-                    "model": turn.model,
-                    "service_tier": "default",
-                    "system_fingerprint": None,
-                    "choices": [],
-                    "usage": _usage(turn),
-                }
-            )
-        )
+        frames.append(chunk([], _usage(turn)))
     frames.append(frame("[DONE]"))
     return frames
 
