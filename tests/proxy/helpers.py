@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -56,6 +58,7 @@ class EchoUpstream:
     """
 
     sleep: float = 0.0
+    gzip: bool = False
     stream_delay: float = 0.0
     events: int = 5
     received: list[Received] = field(default_factory=list)
@@ -63,7 +66,8 @@ class EchoUpstream:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def app(self) -> Starlette:
-        return Starlette(routes=[Route("/{path:path}", self.handle, methods=["GET", "POST"])])
+        middleware = [Middleware(GZipMiddleware, minimum_size=1)] if self.gzip else []
+        return Starlette(routes=[Route("/{path:path}", self.handle, methods=["GET", "POST"])], middleware=middleware)
 
     async def handle(self, request: Request) -> Response:
         body = await request.body()
@@ -80,7 +84,9 @@ class EchoUpstream:
             await asyncio.sleep(self.sleep)
         wants_stream = b'"stream":true' in body.replace(b" ", b"")
         if not wants_stream:
-            return JSONResponse({"ok": True}, headers={"set-cookie": "upstream_session=s3cr3t; Path=/"})
+            return JSONResponse(
+                {"ok": True, "padding": "x" * 200}, headers={"set-cookie": "upstream_session=s3cr3t; Path=/"}
+            )
 
         async def events() -> Any:
             done = False

@@ -253,3 +253,19 @@ def test_metrics_and_access_log(proxy: str, logs: LogLines) -> None:
     assert isinstance(ok["duration_ms"], float)
     assert (bad["status"], bad["upstream_status"]) == (400, None)
     assert all("sk-canary" not in line for line in logs.lines)
+
+
+def test_content_encoding_is_relayed_as_the_client_negotiated_it() -> None:
+    gz = EchoUpstream(gzip=True)
+    with running_server(gz.app()) as up, suture(openai={"upstream": up + "/v1"}) as base, httpx.Client() as client:
+        response = client.post(base + OPENAI, json=VALID_OPENAI, headers={"accept-encoding": "gzip"})
+        assert response.headers["content-encoding"] == "gzip"
+        assert int(response.headers["content-length"]) < len(response.content)  # raw bytes, still gzipped
+        assert response.json()["ok"] is True
+        client.headers.pop("accept-encoding")
+        plain = client.post(base + OPENAI, json=VALID_OPENAI)
+        assert "content-encoding" not in plain.headers
+        assert plain.json()["ok"] is True
+    assert gz.received[0].header("accept-encoding") == ["gzip"]
+    # A client that named no encoding gets none, whatever httpx would have asked for.
+    assert gz.received[1].header("accept-encoding") == ["identity"]
