@@ -20,8 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sanitizer import SanitizeError
-from sanitizer.validation import error_envelope, validate
+from sanitizer import SanitizeError, error_envelope, validate
 
 from . import anthropic_messages, openai_chat, openai_responses
 from .dialect import Dialect, Turn
