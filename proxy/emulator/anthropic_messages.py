@@ -79,7 +79,7 @@ def _stream(turn: Turn) -> list[bytes]:
                 events.append({"type": "ping"})
             deltas = [{"type": "text_delta", "text": piece} for piece in chunks(block["text"])]
         else:
-            events.append({"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
+            events.append({"type": "content_block_start", "index": index, "content_block": block})
             # The input arrives as JSON text in pieces; split it so clients must concatenate.
             arguments = turn.reply.arguments
             middle = len(arguments) // 2

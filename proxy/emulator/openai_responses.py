@@ -41,7 +41,7 @@ class _Output:
     turn: Turn
     response_id: str = field(default_factory=lambda: new_id("resp_", 32))
     call_id: str = field(default_factory=lambda: new_id("call_"))
-    item_id: str = ""
+    item_id: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.item_id = new_id("fc_" if self.turn.reply.tool_name else "msg_", 32)
