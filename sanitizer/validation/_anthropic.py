@@ -12,7 +12,15 @@ Check order, which is the order of the returned list (Anthropic reports only the
 4. pairing on the merged view (A9), turn by turn: A11 (duplicate ``tool_use`` id, at the second
    occurrence), A2 for server-tool results, A4, A1 (for an assistant turn), then A2 and
    ``anthropic.duplicate-result`` (for a user turn);
-5. A17 (final assistant message on a model without prefill), A13 (thinking).
+5. A17 (final assistant message on a model without prefill), then the thinking checks:
+   ``anthropic.thinking-first`` (an assistant message holding thinking must start with it),
+   ``anthropic.thinking-final`` (the final assistant message may not end in thinking, nor hold
+   any when thinking is disabled), both from PEERS.md section 0, then A13.
+
+A1 also covers the two placements the API treats as "not immediately after": a ``tool_result``
+after other content in the next user turn (A3), and text after a ``tool_use`` in the same
+merged assistant turn (a recorded real-API response, PEERS.md 11.3: ``[tool_use, text]`` is
+rejected, ``[text]`` then ``[tool_use]`` as two messages is accepted).
 
 Merging (A9): consecutive messages with the same role are one turn. Message-level errors
 print the index of the first message of the run; block-level errors print the block's own
@@ -77,6 +85,16 @@ TOOLS_REQUIRED = "Requests which include `tool_use` or `tool_result` blocks must
 # Reported by goose (PEERS.md section 0) without a path prefix; kept as reported.
 DUPLICATE_RESULT = "each tool_use must have a single result. Found multiple tool_result blocks with id: {id}"
 
+# Thinking placement errors reported in PEERS.md section 0 (texts as users pasted them).
+THINKING_FIRST = (
+    "If an assistant message contains any thinking blocks, the first block must be thinking or "
+    "redacted_thinking. Found {found}."
+)
+THINKING_FINAL_BLOCK = "The final block in an assistant message cannot be `thinking`."
+THINKING_DISABLED_FINAL = (
+    "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`."
+)
+
 Block = tuple[int, int, dict[str, Any]]
 
 
@@ -129,7 +147,9 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     if turns[-1].role == "assistant" and isinstance(model, str) and model.startswith(_NO_PREFILL):
         out.add("A17", A17, last)
     thinking = b.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+    enabled = isinstance(thinking, dict) and thinking.get("type") == "enabled"
+    _thinking_placement(parsed, enabled, out)
+    if enabled:
         _thinking(turns, out)
     return out.items
 
@@ -162,8 +182,10 @@ def _parse(messages: list[Any]) -> list[tuple[str, str | list[dict[str, Any]]]]:
                 as_str(block.get("tool_use_id"), f"{path}.tool_use_id")
                 nested = block.get("content")
                 if kind == "tool_result" and isinstance(nested, list):
-                    for k, part in enumerate(nested):
-                        as_str(as_dict(part, f"{path}.content[{k}]").get("type"), f"{path}.content[{k}].type")
+                    for k, raw_part in enumerate(nested):
+                        part = as_dict(raw_part, f"{path}.content[{k}]")
+                        if as_str(part.get("type"), f"{path}.content[{k}].type") == "text":
+                            as_str(part.get("text"), f"{path}.content[{k}].text")
             elif kind == "text":
                 as_str(block.get("text"), f"{path}.text")
         parsed.append((role, blocks))
@@ -218,7 +240,7 @@ def _texts(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> N
 def _text_block(block: dict[str, Any], i: int, out: _Out) -> None:
     if block.get("type") != "text":
         return
-    text = as_str(block.get("text"), f"messages[{i}].content.text")
+    text = block["text"]
     if not text:
         out.add("A6", A6, i)
     elif not text.strip():
@@ -271,9 +293,13 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
         if turn.role == "assistant":
             calls: dict[str, None] = {}
             servers: dict[str, tuple[int, str]] = {}
+            # Text after a tool_use in the same (merged) turn separates it from its results (PEERS.md 11.3).
+            cut_off: dict[str, None] = {}
             for i, j, block in turn.blocks:
                 kind = block["type"]
-                if kind == "tool_use":
+                if kind == "text":
+                    cut_off.update(calls)
+                elif kind == "tool_use":
                     ident = block["id"]
                     if ident in seen:
                         out.add("A11", A11.format(n=i, m=j), i)
@@ -298,7 +324,7 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
                 for ident, (i, name) in servers.items():
                     out.add("A4", A4.format(n=i, name=name, id=ident), i)
             answered = _leading_results(nxt) if nxt is not None and nxt.role == "user" else set()
-            missing = [ident for ident in calls if ident not in answered]
+            missing = [ident for ident in calls if ident not in answered or ident in cut_off]
             if missing:
                 out.add("A1", A1.format(n=turn.first, ids=", ".join(missing)), turn.first)
             previous_calls = set(calls)
@@ -315,6 +341,20 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
                     out.add("duplicate-result", DUPLICATE_RESULT.format(id=ident), i)
                 results.add(ident)
         previous_calls = set()
+
+
+def _thinking_placement(parsed: list[tuple[str, str | list[dict[str, Any]]]], enabled: bool, out: _Out) -> None:
+    for i, (role, content) in enumerate(parsed):
+        if role != "assistant" or isinstance(content, str) or not content:
+            continue
+        kinds = [block["type"] for block in content]
+        if any(k in _THINKING for k in kinds) and kinds[0] not in _THINKING:
+            out.add("thinking-first", THINKING_FIRST.format(found=kinds[0]), i)
+        if i == len(parsed) - 1 and any(k in _THINKING for k in kinds):
+            if not enabled:
+                out.add("thinking-final", THINKING_DISABLED_FINAL, i)
+            elif kinds[-1] in _THINKING:
+                out.add("thinking-final", THINKING_FINAL_BLOCK, i)
 
 
 def _thinking(turns: list[_Turn], out: _Out) -> None:

@@ -88,9 +88,15 @@ def validate_via_gemini(body: object) -> list[Violation]:
                 index_map.append(i)
             continue
         parts: list[dict[str, Any]] = []
-        text = _text_of(content)
-        if text:
-            parts.append({"text": text})
+        if isinstance(content, list):
+            for item in content:
+                if item.get("type") == "text":
+                    if item.get("text"):
+                        parts.append({"text": item["text"]})
+                else:
+                    parts.append({"inlineData": {}})
+        elif isinstance(content, str) and content:
+            parts.append({"text": content})
         if msg.role == "assistant":
             parts.extend(
                 {"functionCall": {"name": call["function"]["name"]}} for call in msg.raw.get("tool_calls") or ()

@@ -2,7 +2,8 @@
 
 Check order (OpenAI reports only the first): schema checks in body order (O5 empty
 ``messages``; per message O5 ``tool_calls: []``, O5 empty function name, O6 null content and
-content parts without ``type``), then pairing in body order: for each assistant message with
+content parts without ``type``; a missing ``content`` is not checked, its error text is not in the
+catalogue), then pairing in body order: for each assistant message with
 ``tool_calls``, O1 for it, then O4 / O3 for the ``tool`` messages that follow it; O2 for a
 ``tool`` message that follows anything else.
 
@@ -313,6 +314,8 @@ def _mistral(messages: list[_Msg]) -> list[Violation]:
             text = M3.format(role=msg.role, previous=previous)
             out.append(violation(p, "mistral.M3", text, i, type_="invalid_request_message_order", code="3230"))
             i += 1
+            while msg.role == "tool" and i < n and messages[i].role == "tool":
+                i += 1
             continue
         if msg.role == "tool" or (msg.role == "assistant" and msg.calls):
             # A run of tool messages answers the calls of the assistant message just before it.
@@ -359,20 +362,24 @@ def _vllm(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
     if not isinstance(model, str):
         return []
     name = model.lower()
+    checked = messages
     if "mistral" in name or "mixtral" in name:
         text = V1_MISTRAL
+        # Mistral's tool-aware templates leave tool messages and tool-calling turns out of the check.
+        checked = [m for m in messages if m.role != "tool" and not m.calls]
     elif "gemma" in name or "llama-2" in name:
         text = V1_PLAIN
     else:
         return []
     # The template raises at the first turn out of place; every such turn is listed.
+    position = {id(m): i for i, m in enumerate(messages)}
     out: list[Violation] = []
     k = 0
-    for i, msg in enumerate(messages):
+    for msg in checked:
         if msg.role == "system" and k == 0:
             continue
         expected = "user" if k % 2 == 0 else "assistant"
         if msg.role != expected:
-            out.append(violation("vllm", "vllm.V1", text, i))
+            out.append(violation("vllm", "vllm.V1", text, position[id(msg)]))
         k += 1
     return out

@@ -140,6 +140,27 @@ CASES = [
         "an-A1-merged-text-first",
     ),
     case(AN, None, anthropic(au("go"), aa(tu("a"))), [("anthropic.A1", A1.format(n=1, ids="a"), 1)], "an-A1-trailing"),
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(tu("a"), text("let me check")), au(tr("a"))),
+        [("anthropic.A1", A1.format(n=1, ids="a"), 1)],
+        "an-A1-text-after-tool-use",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(text("let me check")), aa(tu("a")), au(tr("a"))),
+        [],
+        "an-valid-text-then-tool-use",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(tu("a")), aa(RECOVERY), au(tr("a"))),
+        [("anthropic.A1", A1.format(n=1, ids="a"), 1)],
+        "an-A1-recovery-merged-into-call-turn",
+    ),
     # Anthropic: A2
     case(
         AN,
@@ -615,6 +636,13 @@ CASES = [
     case(
         OC,
         "vllm",
+        chat(osys(), ou(), oa(None, "c1"), ot("c1"), oa("done"), ou(), model="mistralai/Mistral-7B-Instruct-v0.3"),
+        [],
+        "vllm-valid-mistral-tools",
+    ),
+    case(
+        OC,
+        "vllm",
         chat(oa("hi"), ou(), model="google/gemma-2-9b-it"),
         [
             ("vllm.V1", "Conversation roles must alternate user/assistant/user/assistant/...", 0),
@@ -953,6 +981,65 @@ CASES = [
             ),
         ],
         "br-B9-length",
+    ),
+]
+
+CASES += [
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(tu("a")), au(tr("a", [text("")])), aa("x"), au("y")),
+        [("anthropic.A6", "messages: text content blocks must be non-empty", 2)],
+        "an-A6-nested-in-tool-result",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(text("hi"), THINK), au("x"), thinking={"type": "enabled", "budget_tokens": 1024}),
+        [
+            (
+                "anthropic.thinking-first",
+                "If an assistant message contains any thinking blocks, the first block must be thinking or "
+                "redacted_thinking. Found text.",
+                1,
+            )
+        ],
+        "an-thinking-first",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(THINK), thinking={"type": "enabled", "budget_tokens": 1024}),
+        [("anthropic.thinking-final", "The final block in an assistant message cannot be `thinking`.", 1)],
+        "an-thinking-final-block",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("go"), aa(THINK, text("partial"))),
+        [
+            (
+                "anthropic.thinking-final",
+                "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`.",
+                1,
+            )
+        ],
+        "an-thinking-final-disabled",
+    ),
+    case(AN, None, anthropic(au("go"), aa(THINK, text("hi")), au("x")), [], "an-valid-old-thinking-disabled"),
+    case(
+        OC,
+        "mistral",
+        chat(ou(), ot("abcDEF123"), ot("abcDEF124"), oa("x"), ou()),
+        [("mistral.M3", "Unexpected role 'tool' after role 'user'", 1)],
+        "mi-M3-tool-run-after-user",
+    ),
+    case(
+        OC,
+        "gemini-openai-compat",
+        chat(ou([{"type": "image_url", "image_url": {"url": "data:,"}}])),
+        [],
+        "goc-valid-image-only",
     ),
 ]
 
