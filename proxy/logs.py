@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import traceback
 from typing import Any
 
 import orjson
@@ -34,6 +35,7 @@ class JsonFormatter(logging.Formatter):
             line.update(fields)
         if record.exc_info and record.exc_info[0] is not None:
             line["error"] = f"{record.exc_info[0].__name__}: {record.exc_info[1]}"
+            line["traceback"] = "".join(traceback.format_tb(record.exc_info[2]))
         return orjson.dumps(line, default=str).decode()
 
 

@@ -169,7 +169,9 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
 
 async def _forward(request: Request, route: RouteName, path: str, *, content: bytes | None) -> ASGIApp:
     state, ctx = _state(request), _ctx(request)
-    upstream = state.upstreams[route]
+    upstream = state.upstreams.get(route)
+    if upstream is None or upstream.closed:
+        return error_response(route, 503, "Suture is not ready: its upstream clients are not running")
     drop, replace = _credential_headers(route, state.settings.route(route))
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     sent = time.perf_counter()

@@ -7,10 +7,13 @@ import hashlib
 import time
 from collections.abc import Iterator
 
+import anyio
 import httpx
 import orjson
 import pytest
 
+from proxy.app import build_app
+from proxy.settings import Settings
 from tests.proxy.helpers import EchoUpstream, LogLines, suture, wait_for
 from tests.servers import free_port, running_server
 
@@ -269,3 +272,45 @@ def test_content_encoding_is_relayed_as_the_client_negotiated_it() -> None:
     assert gz.received[0].header("accept-encoding") == ["gzip"]
     # A client that named no encoding gets none, whatever httpx would have asked for.
     assert gz.received[1].header("accept-encoding") == ["identity"]
+
+
+def test_upstream_failing_mid_stream_drops_the_client_connection(logs: LogLines) -> None:
+    stalls = EchoUpstream(stream_delay=1.0, events=3)
+    with (
+        running_server(stalls.app(), timeout_graceful_shutdown=1) as up,
+        suture(openai={"upstream": up + "/v1"}, timeouts={"read": 0.3}) as base,
+        httpx.Client() as client,
+        client.stream("POST", base + OPENAI, json={**VALID_OPENAI, "stream": True}) as response,
+    ):
+        assert response.status_code == 200
+        received = b""
+        # A clean end would pass a cut stream off as complete; the connection is dropped instead.
+        with pytest.raises(httpx.RemoteProtocolError):
+            for chunk in response.iter_raw():
+                received += chunk
+        assert received.startswith(b"data: {")
+    [line] = wait_for(
+        lambda: logs.records("suture.upstream", "upstream failed mid-response; client connection dropped")
+    )
+    assert line["error"] == "ReadTimeout"
+
+
+def test_the_lifespan_owns_the_upstream_clients() -> None:
+    app = build_app(Settings())
+    state = app.state.suture
+
+    async def without_lifespan() -> None:
+        # ASGITransport runs no lifespan: no clients, so not ready, and a 503 rather than a crash.
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://suture") as client:
+            assert (await client.get("/readyz")).status_code == 503
+            response = await client.post(ANTHROPIC, json=VALID_ANTHROPIC)
+            assert response.status_code == 503
+            assert "not ready" in anthropic_error(response)
+
+    anyio.run(without_lifespan)
+    with running_server(app) as url, httpx.Client() as client:
+        assert state.ready
+        assert sorted(state.upstreams) == ["anthropic", "openai"]
+        assert client.get(url + "/readyz").status_code == 200
+    assert not state.ready
+    assert all(upstream.closed for upstream in state.upstreams.values())
