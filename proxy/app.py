@@ -95,22 +95,22 @@ class RequestContextMiddleware:
             route = path if path in ROUTE_PATHS else "other"
             self.metrics.requests.labels(route, scope["method"], str(status)).inc()
             self.metrics.request_seconds.labels(route).observe(elapsed)
-            if route not in ("/healthz", "/readyz", "/metrics"):
-                log(
-                    access_log,
-                    logging.INFO,
-                    "request",
-                    request_id=ctx.request_id,
-                    method=scope["method"],
-                    path=path,
-                    status=status,
-                    duration_ms=round(elapsed * 1000, 1),
-                    repairs=ctx.repairs_found,
-                    repairs_applied=ctx.repairs_applied,
-                    mode=ctx.mode,
-                    upstream_status=ctx.upstream_status,
-                    outcome=ctx.outcome,
-                )
+            log(
+                access_log,
+                # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
+                logging.DEBUG if route in ("/healthz", "/readyz", "/metrics") else logging.INFO,
+                "request",
+                request_id=ctx.request_id,
+                method=scope["method"],
+                path=path,
+                status=status,
+                duration_ms=round(elapsed * 1000, 1),
+                repairs=ctx.repairs_found,
+                repairs_applied=ctx.repairs_applied,
+                mode=ctx.mode,
+                upstream_status=ctx.upstream_status,
+                outcome=ctx.outcome,
+            )
 
 
 def _request_id(scope: Scope) -> str:

@@ -18,7 +18,7 @@ from sanitizer.validation import validate
 
 from .context import ProxyState, RequestContext
 from .errors import API_OF_ROUTE, error_response
-from .logs import access_log, log, repair_log, upstream_log
+from .logs import log, repair_log, upstream_log
 from .settings import RouteName, RouteSettings
 from .upstream import Relay, RelayOutcome, UpstreamError, forward_headers
 
@@ -136,7 +136,9 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
         return error_response(route, 400, str(exc))
     except Exception:
         # A fault in the sanitizer must not take the agent down: forward as if Suture were absent.
-        log_exception(ctx, "sanitizer failed; forwarding the request unchanged")
+        repair_log.exception(
+            "sanitizer failed; forwarding the request unchanged", extra={"fields": {"request_id": ctx.request_id}}
+        )
         result = SanitizeResult(body=body, repairs=[])
 
     ctx.repairs_found = len(result.repairs)
@@ -295,7 +297,3 @@ def _log_repair(ctx: RequestContext, repair: Repair, mode: str) -> None:
         tool_call_id=repair.tool_call_id,
         detail=repair.detail,
     )
-
-
-def log_exception(ctx: RequestContext, event: str) -> None:
-    access_log.exception(event, extra={"fields": {"request_id": ctx.request_id}})

@@ -115,9 +115,16 @@ class LogLines(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(self.format(record))
 
-    def records(self, logger: str | None = None, event: str | None = None) -> list[dict[str, Any]]:
+    def records(self, logger: str | None = None, event: str | None = None, **match: Any) -> list[dict[str, Any]]:
+        """Parsed lines of ``logger`` with ``event``, whose fields equal ``match``."""
         out = [orjson.loads(line) for line in list(self.lines)]
-        return [r for r in out if (logger is None or r["logger"] == logger) and (event is None or r["event"] == event)]
+        return [
+            r
+            for r in out
+            if (logger is None or r["logger"] == logger)
+            and (event is None or r["event"] == event)
+            and all(r.get(k) == v for k, v in match.items())
+        ]
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 2.0) -> Any:

@@ -341,6 +341,7 @@ def test_metrics_logs_and_no_secrets(repairing: Stack, logs: LogLines) -> None:
         ac.messages.create(**SEED_ANTHROPIC)
     access = wait_for(lambda: len(logs.records("suture.access", "request")) >= 2 and logs.records("suture.access"))
     assert sorted(a["path"] for a in access) == ["/v1/chat/completions", "/v1/messages"]
+    assert all(a["level"] == "info" for a in access)
     assert all(a["repairs"] == 1 and a["upstream_status"] == 200 and a["status"] == 200 for a in access)
     with httpx.Client() as client:
         metrics = client.get(repairing.suture + "/metrics").text

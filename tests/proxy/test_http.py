@@ -53,7 +53,7 @@ def anthropic_error(response: httpx.Response) -> str:
     return message
 
 
-def test_health_ready_and_request_ids(proxy: str) -> None:
+def test_health_ready_and_request_ids(proxy: str, logs: LogLines) -> None:
     with httpx.Client(base_url=proxy) as client:
         assert client.get("/healthz").json() == {"status": "ok"}
         ready = client.get("/readyz")
@@ -65,6 +65,12 @@ def test_health_ready_and_request_ids(proxy: str) -> None:
             assert made != bad
             assert len(made) == 32
         assert client.get("/healthz").headers["x-request-id"] != client.get("/healthz").headers["x-request-id"]
+    probes = wait_for(
+        lambda: len(logs.records("suture.access", path="/healthz")) >= 6 and logs.records("suture.access")
+    )
+    # Probes are logged at debug level, so a probe every few seconds does not drown the traffic.
+    assert {line["level"] for line in probes} == {"debug"}
+    assert {line["request_id"] for line in probes} >= {"agent-7:turn.3_a"}
 
 
 def test_valid_request_goes_upstream_byte_identical(proxy: str, upstream: tuple[str, EchoUpstream]) -> None:
@@ -165,7 +171,7 @@ def test_unreachable_upstream_is_502_naming_it(logs: LogLines) -> None:
         response = c.post(base + ANTHROPIC, json=VALID_ANTHROPIC, headers=ANTHROPIC_HEADERS)
         assert response.status_code == 502
         assert dead in anthropic_error(response)
-    access = wait_for(lambda: logs.records("suture.access", "request"))
+    access = wait_for(lambda: logs.records("suture.access", "request", path=OPENAI))
     assert access[0]["upstream_status"] == "unreachable"
     assert all("sk-canary" not in line for line in logs.lines)
 
@@ -202,7 +208,7 @@ def test_sse_is_relayed_as_it_arrives_and_disconnect_cancels_upstream(logs: LogL
         assert wait_for(lambda: logs.records("suture.upstream", "client disconnected; upstream request cancelled"))
         [cut] = logs.records("suture.upstream", "client disconnected; upstream request cancelled")
         assert cut["request_id"] == request_id
-        access = wait_for(lambda: logs.records("suture.access", "request"))
+        access = wait_for(lambda: logs.records("suture.access", "request", path=OPENAI))
         assert access[0]["outcome"] == "client_disconnected"
         with httpx.Client() as client:
             metrics = client.get(base + "/metrics").text
@@ -241,7 +247,7 @@ def test_metrics_and_access_log(proxy: str, logs: LogLines) -> None:
     with httpx.Client(base_url=proxy) as client:
         client.post(OPENAI, json=VALID_OPENAI, headers={"authorization": "Bearer sk-canary-metrics"})
         client.post(OPENAI, content=b"nope")
-        wait_for(lambda: len(logs.records("suture.access")) >= 2)
+        wait_for(lambda: len(logs.records("suture.access", path=OPENAI)) >= 2)
         text = client.get("/metrics").text
     assert 'suture_requests_total{method="POST",route="/v1/chat/completions",status="200"} 1.0' in text
     assert 'suture_requests_total{method="POST",route="/v1/chat/completions",status="400"} 1.0' in text
@@ -249,7 +255,7 @@ def test_metrics_and_access_log(proxy: str, logs: LogLines) -> None:
     assert "suture_request_duration_seconds_bucket" in text
     assert "suture_upstream_response_seconds_bucket" in text
     # Each access line is written after its response's last byte, so their order may vary.
-    ok, bad = sorted(logs.records("suture.access", "request"), key=lambda r: r["status"])
+    ok, bad = sorted(logs.records("suture.access", "request", path=OPENAI), key=lambda r: r["status"])
     assert ok["method"] == "POST"
     assert ok["path"] == OPENAI
     assert (ok["status"], ok["upstream_status"], ok["repairs"]) == (200, 200, 0)
