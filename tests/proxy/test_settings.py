@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from proxy import cli
 from proxy.settings import ConfigError, Settings, default_config_path, load_settings
 from sanitizer import Policy
 
@@ -106,21 +105,3 @@ def test_client_key_needs_an_upstream_key(monkeypatch: pytest.MonkeyPatch) -> No
         load_settings()
     assert "anthropic: client_api_key needs upstream_api_key" in str(info.value)
     assert "canary" not in str(info.value)
-
-
-def test_serve_with_bad_config_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["serve", "--config", str(tmp_path / "missing.yaml")]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("suture: config error: config file not found")
-    assert err.count("\n") == 1
-    assert cli.main(["serve", "--config", str(write(tmp_path, "openai:\n  nope: 1\n"))]) == 2
-    assert "openai.nope: unknown setting" in capsys.readouterr().err
-
-
-def test_help_lists_each_command(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        cli.main(["--help"])
-    assert info.value.code == 0
-    out = capsys.readouterr().out
-    assert "serve" in out
-    assert "emulate" in out
