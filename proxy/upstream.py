@@ -186,12 +186,11 @@ class Relay:
         self,
         upstream: httpx.Response,
         *,
-        extra_headers: Iterable[tuple[bytes, bytes]] = (),
         on_done: Callable[[RelayOutcome], None] | None = None,
     ) -> None:
         self.upstream = upstream
         self.status_code = upstream.status_code
-        self.headers = relay_headers(upstream) + list(extra_headers)
+        self.headers = relay_headers(upstream)
         self.on_done = on_done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
