@@ -3,30 +3,35 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from .._errors import UnknownAPIError, UnknownProviderError
 from ._violation import Violation
 
-PROVIDERS: dict[str, tuple[str, ...]] = {
-    "openai-chat": (
-        "openai",
-        "azure",
-        "mistral",
-        "deepseek",
-        "groq",
-        "moonshot",
-        "minimax",
-        "openrouter",
-        "vllm",
-        "anthropic-openai-compat",
-        "gemini-openai-compat",
-    ),
-    "anthropic-messages": ("anthropic", "bedrock", "vertex"),
-    "openai-responses": ("openai", "azure"),
-    "gemini": ("gemini",),
-    "bedrock-converse": ("bedrock",),
-}
+# Read-only: the registry is shared by every caller.
+PROVIDERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "openai-chat": (
+            "openai",
+            "azure",
+            "mistral",
+            "deepseek",
+            "groq",
+            "moonshot",
+            "minimax",
+            "openrouter",
+            "vllm",
+            "anthropic-openai-compat",
+            "gemini-openai-compat",
+        ),
+        "anthropic-messages": ("anthropic", "bedrock", "vertex"),
+        "openai-responses": ("openai", "azure"),
+        "gemini": ("gemini",),
+        "bedrock-converse": ("bedrock",),
+    }
+)
 
 _DEFAULT_PROVIDER = {
     "openai-chat": "openai",

@@ -383,3 +383,8 @@ def test_ten_thousand_broken_messages_stay_linear() -> None:
     violations = validate(chat(ou(), *msgs), api="openai-chat")
     assert time.perf_counter() - start < 0.5
     assert len(violations) == 10000
+
+
+def test_providers_registry_is_read_only() -> None:
+    with pytest.raises(TypeError):
+        PROVIDERS["cohere"] = ("cohere",)  # type: ignore[index]
