@@ -78,7 +78,23 @@ def _emulate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (_add_serve, _add_emulate)
+def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "rules",
+        help="print the reference of every repair rule (code, name, what it repairs, why, safety)",
+        description="Print the repair-rule reference, generated from the rules' own documentation.",
+    )
+    parser.set_defaults(handler=_rules)
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from sanitizer.rules import reference
+
+    sys.stdout.write(reference())
+    return 0
+
+
+COMMANDS = (_add_serve, _add_emulate, _add_rules)
 
 
 def build_parser() -> argparse.ArgumentParser:

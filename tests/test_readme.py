@@ -22,3 +22,10 @@ def test_ci_runs_the_readme_test_command() -> None:
     test_command = commands[1]
     assert "pytest" in test_command
     assert test_command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_suture_rules_prints_the_reference(capsys) -> None:  # type: ignore[no-untyped-def]
+    from proxy.cli import main
+
+    assert main(["rules"]) == 0
+    assert capsys.readouterr().out == reference()
