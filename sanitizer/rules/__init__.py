@@ -47,5 +47,6 @@ def reference() -> str:
     sections = []
     for rule in RULES:
         formats = ", ".join(sorted(rule.apis)) if rule.apis else "all formats"
-        sections.append(f"### {rule.code} {rule.name}\n\n_Applies to: {formats}._\n\n```\n{rule.documentation()}\n```\n")
+        heading = f"### {rule.code} {rule.name}\n\n_Applies to: {formats}._"
+        sections.append(f"{heading}\n\n```\n{rule.documentation()}\n```\n")
     return "\n".join(sections)
