@@ -7,7 +7,7 @@ exactly as the client sent it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,3 +78,10 @@ class Transcript:
             if candidate is entry:
                 return index
         raise LookupError("entry is not in the transcript")
+
+    def render(self, render_entry: Callable[[Entry], Any]) -> dict[str, Any]:
+        """A new body: the input's fields, any replaced top-level fields, the rendered messages."""
+        body = dict(self.body)
+        body.update(self.body_updates)
+        body["messages"] = [render_entry(entry) for entry in self.entries]
+        return body

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .dialect import Dialect, Turn
-from .script import chunks, new_id, text_of
+from .script import chunks, last_user_text, new_id
 from .sse import frame
 
 _TEXT_PARTS = frozenset({"text"})
@@ -21,11 +21,7 @@ def _missing_field(body: dict[str, Any]) -> str | None:
 
 
 def _last_user_text(body: dict[str, Any]) -> str | None:
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
-        return None
-    last = messages[-1]
-    return text_of(last.get("content"), _TEXT_PARTS) if last.get("role") == "user" else None
+    return last_user_text(body.get("messages"), _TEXT_PARTS)
 
 
 def _prompt(body: dict[str, Any]) -> list[Any]:

@@ -86,3 +86,11 @@ def text_of(content: Any, part_types: frozenset[str]) -> str | None:
 def chunks(text: str) -> list[str]:
     """Split text into word-sized stream deltas that concatenate back to ``text``."""
     return re.findall(r"\S+\s*|\s+", text) or [text]
+
+
+def last_user_text(messages: Any, part_types: frozenset[str]) -> str | None:
+    """The text of the last message when the user sent it (a ``messages`` list, Chat or Anthropic)."""
+    if not isinstance(messages, list) or not messages or not isinstance(messages[-1], dict):
+        return None
+    last = messages[-1]
+    return text_of(last.get("content"), part_types) if last.get("role") == "user" else None

@@ -30,8 +30,17 @@ def require_id(value: Any, path: str) -> str:
 
 
 def type_name(value: Any) -> str:
+    """The JSON type of a parsed value, as a phrase for error messages ("an array", "null")."""
     if value is None:
         return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}.get(
-        type(value), type(value).__name__
-    )
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -73,10 +73,7 @@ class OpenAIChat:
         return Transcript(entries, body)
 
     def render(self, transcript: Transcript) -> dict[str, Any]:
-        body = dict(transcript.body)
-        body.update(transcript.body_updates)
-        body["messages"] = [_render_entry(entry) for entry in transcript.entries]
-        return body
+        return transcript.render(_render_entry)
 
     def synthetic_result(self, call: Part, text: str) -> Part:
         assert call.call_id is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import SanitizeError
+from ..dialects._shape import type_name
 
 
 def as_dict(value: object, path: str) -> dict[str, Any]:
@@ -37,17 +38,4 @@ def required_list(body: dict[str, Any], key: str) -> list[Any]:
     return as_list(body[key], key)
 
 
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+_kind = type_name

@@ -48,10 +48,10 @@ def test_importing_sanitizer_pulls_in_no_server_library() -> None:
 
 
 BAD_BODIES: list[tuple[str, Any, str]] = [
-    ("openai-chat", [], "the request body must be a JSON object, not array"),
+    ("openai-chat", [], "the request body must be a JSON object, not an array"),
     ("openai-chat", {}, "messages: is required"),
-    ("openai-chat", {"messages": {"role": "user"}}, "messages: must be a list, not object"),
-    ("openai-chat", {"messages": ["hi"]}, "messages[0]: must be an object, not string"),
+    ("openai-chat", {"messages": {"role": "user"}}, "messages: must be a list, not an object"),
+    ("openai-chat", {"messages": ["hi"]}, "messages[0]: must be an object, not a string"),
     ("openai-chat", {"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role: must be one of"),
     ("openai-chat", {"messages": [{"role": "user", "content": 5}]}, "messages[0].content: must be a string"),
     ("openai-chat", {"messages": [{"role": "user", "content": ["x"]}]}, "messages[0].content[0]: must be an object"),
@@ -67,7 +67,7 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     ("anthropic-messages", {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "x"}]}]},
      "messages[0].content[0].id: is missing"),
     ("anthropic-messages", {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 7}]}]},
-     "messages[0].content[0].tool_use_id: must be a string, not number"),
+     "messages[0].content[0].tool_use_id: must be a string, not a number"),
 ]
 
 
