@@ -39,11 +39,15 @@ class AnthropicMessages:
                 return False
             if role == "user":
                 for block in content:
+                    # Membership tests hash: a type or id that is not a string is for parse() to reject.
                     kind = block.get("type") if type(block) is dict else None
+                    if type(kind) is not str:
+                        return False
                     if kind == "tool_result":
-                        if block.get("tool_use_id") not in pending:
+                        result_id = block.get("tool_use_id")
+                        if type(result_id) is not str or result_id not in pending:
                             return False
-                        pending.discard(block["tool_use_id"])
+                        pending.discard(result_id)
                     elif pending or kind not in _PLAIN_USER_BLOCKS or (kind == "text" and _blank(block)):
                         return False
             elif role == "assistant":
@@ -52,6 +56,8 @@ class AnthropicMessages:
                 server_calls: set[Any] = set()
                 for block in content:
                     kind = block.get("type") if type(block) is dict else None
+                    if type(kind) is not str:
+                        return False
                     if kind == "tool_use":
                         call_id = block.get("id")
                         if type(call_id) is not str or call_id in calls_seen or not TOOL_ID.match(call_id):
@@ -62,11 +68,17 @@ class AnthropicMessages:
                         if _blank(block):
                             return False
                     elif kind in _SERVER_CALLS:
-                        server_calls.add(block.get("id"))
-                    elif kind is None or kind == "tool_result":
+                        server_id = block.get("id")
+                        if type(server_id) is not str:
+                            return False
+                        server_calls.add(server_id)
+                    elif kind == "tool_result":
                         return False
                     elif kind.endswith("_tool_result"):
-                        server_calls.discard(block.get("tool_use_id"))
+                        answered = block.get("tool_use_id")
+                        if type(answered) is not str:
+                            return False
+                        server_calls.discard(answered)
                 if server_calls and index != last:
                     return False
             else:

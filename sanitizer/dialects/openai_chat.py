@@ -27,9 +27,11 @@ class OpenAIChat:
                 return False
             role = message.get("role")
             if role == "tool":
-                if message.get("tool_call_id") not in pending:
+                # Membership tests hash: an id or role that is not a string is for parse() to reject.
+                call_id = message.get("tool_call_id")
+                if type(call_id) is not str or call_id not in pending:
                     return False
-                pending.discard(message["tool_call_id"])
+                pending.discard(call_id)
                 continue
             if pending:
                 return False
@@ -50,7 +52,7 @@ class OpenAIChat:
                         return False
                     calls_seen.add(call_id)
                     pending.add(call_id)
-            elif role not in _PLAIN_ROLES:
+            elif type(role) is not str or role not in _PLAIN_ROLES:
                 return False
         return not pending
 
