@@ -1,0 +1,625 @@
+"""Suture's overhead against going direct and against LiteLLM's proxy, side by side, in one run.
+
+Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm]
+
+Starts a zero-delay mock provider (bench/mock_provider.py), Suture (`suture serve`, one worker)
+and LiteLLM's proxy (installed by this script into bench/.venvs/litellm, pinned, one worker) in
+front of it, and drives the same requests through all three from a separate load-generating
+process (bench/load.py, an aiohttp client, installed into bench/.venvs/load). Targets are
+interleaved (A B C A B C... at concurrency 1, one time slice each in turn under load) so machine
+noise falls on all of them alike. Prints percentiles, ratios and the issue's targets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+VENVS = BENCH / ".venvs"
+sys.path.insert(0, str(ROOT))
+
+LITELLM_VERSION = "1.106.12"  # the newest whose [proxy] extra installs here without litellm-proxy
+LITELLM_REQS = [f"litellm[proxy]=={LITELLM_VERSION}"]
+LOAD_REQS = ["aiohttp==3.14.5", "uvloop==0.23.0"]
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+# ---------------------------------------------------------------- environments and processes
+
+
+def ensure_venv(name: str, requirements: list[str]) -> Path | None:
+    """A venv under bench/.venvs holding exactly ``requirements``; its python, or None if pip failed."""
+    venv = VENVS / name
+    python = venv / "bin" / "python"
+    marker = venv / "bench-requirements.txt"
+    wanted = "\n".join(requirements)
+    if python.exists() and marker.exists() and marker.read_text() == wanted:
+        return python
+    say(f"  installing {' '.join(requirements)} into {venv.relative_to(ROOT)} ...")
+    shutil.rmtree(venv, ignore_errors=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *requirements],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or "").strip().splitlines()[-1:] or ["(no output)"]
+        say(f"  could not install {' '.join(requirements)}: {last[0]}")
+        return None
+    marker.write_text(wanted)
+    return python
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Placement:
+    """Which cores each process is pinned to (empty: not pinned)."""
+
+    mock: list[int] = field(default_factory=list)
+    load: list[int] = field(default_factory=list)
+    suture: list[int] = field(default_factory=list)
+    litellm: list[int] = field(default_factory=list)
+    note: str = ""
+
+    def prefix(self, role: str) -> list[str]:
+        cores: list[int] = getattr(self, role)
+        return ["taskset", "-c", ",".join(map(str, cores))] if cores else []
+
+
+def place() -> Placement:
+    cores = sorted(os.sched_getaffinity(0))
+    if shutil.which("taskset") is None:
+        return Placement(note="taskset not found: processes not pinned")
+    if len(cores) >= 4:
+        return Placement(
+            [cores[0]],
+            [cores[1]],
+            [cores[2]],
+            [cores[3]],
+            note=f"mock on core {cores[0]}, load generator on {cores[1]}, Suture on {cores[2]}, "
+            f"LiteLLM on {cores[3]}: each proxy has a core of its own",
+        )
+    if len(cores) >= 2:
+        a, b = cores[0], cores[-1]
+        return Placement(
+            [a],
+            [a],
+            [b],
+            [b],
+            note=f"mock and load generator share core {a}; Suture and LiteLLM on core {b} (only one of them "
+            f"is busy at a time), so the proxy under test has a core to itself",
+        )
+    return Placement(note="one core: processes not pinned, all share it")
+
+
+class Procs:
+    """Processes started by the benchmark; each is stopped (its own process group) on exit."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+
+    def start(self, argv: list[str], *, env: dict[str, str] | None = None, log: Path) -> subprocess.Popen[bytes]:
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                argv,
+                env={**os.environ, **(env or {})},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=ROOT,
+            )
+        self.procs.append(proc)
+        return proc
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def tree_rss_mb(pid: int) -> float:
+    """RSS of a process and its children (LiteLLM's CLI runs the server in a child)."""
+    total = rss_mb(pid)
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        for child in children.read_text().split():
+            total += tree_rss_mb(int(child))
+    return total
+
+
+# ---------------------------------------------------------------- requests and statistics
+
+
+@dataclass
+class Target:
+    name: str
+    base: str
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def spec(self, path: str) -> dict[str, Any]:
+        return {"name": self.name, "url": self.base + path, "headers": self.headers}
+
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+
+class Runner:
+    def __init__(self, load_python: Path, placement: Placement, tmp: Path) -> None:
+        self.load_python = load_python
+        self.placement = placement
+        self.tmp = tmp
+        self.bodies: dict[str, Path] = {}
+
+    def body(self, api: str, n: int, broken: bool, stream: bool = False) -> Path:
+        from bench.bench_sanitize import anthropic_transcript, openai_transcript
+
+        key = f"{api}-{n}-{'broken' if broken else 'valid'}{'-stream' if stream else ''}"
+        if key not in self.bodies:
+            body = (openai_transcript if api == "openai" else anthropic_transcript)(n, broken)
+            if stream:
+                body["stream"] = True
+            path = self.tmp / f"{key}.json"
+            path.write_text(json.dumps(body, separators=(",", ":")))
+            self.bodies[key] = path
+        return self.bodies[key]
+
+    def load(self, job: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        argv = [*self.placement.prefix("load"), str(self.load_python), str(BENCH / "load.py")]
+        done = subprocess.run(argv, input=json.dumps(job), capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"load generator failed: {done.stderr.strip()[-2000:]}")
+        result: dict[str, dict[str, Any]] = json.loads(done.stdout)
+        for name, r in result.items():
+            if r["errors"]:
+                say(f"  ! {name}: {r['errors']} failed requests (first: {r['first_error']})")
+        return result
+
+    def latency(self, targets: list[Target], path: str, body: Path, rounds: int) -> dict[str, dict[str, Any]]:
+        specs = [t.spec(path) for t in targets]
+        return self.load({"mode": "latency", "targets": specs, "body_file": str(body), "rounds": rounds})
+
+    def throughput(
+        self, targets: list[Target], path: str, body: Path, *, concurrency: int, rounds: int, slice_s: float
+    ) -> dict[str, dict[str, Any]]:
+        specs = [t.spec(path) for t in targets]
+        return self.load(
+            {
+                "mode": "throughput",
+                "targets": specs,
+                "body_file": str(body),
+                "concurrency": concurrency,
+                "rounds": rounds,
+                "slice_s": slice_s,
+            }
+        )
+
+    def count(self, target: Target, path: str, body: Path, *, n: int, concurrency: int) -> dict[str, Any]:
+        job = {
+            "mode": "count",
+            "targets": [target.spec(path)],
+            "body_file": str(body),
+            "n": n,
+            "concurrency": concurrency,
+        }
+        return self.load(job)[target.name]
+
+
+def pct(samples: list[float], q: float) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+QS = (0.5, 0.9, 0.99)
+
+
+def row(cells: list[str], widths: list[int]) -> str:
+    return "".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+
+
+def latency_table(result: dict[str, dict[str, Any]], key: str = "latencies_ms") -> dict[str, list[float]]:
+    """Print p50/p90/p99 per target and the same minus direct; return the added figures."""
+    widths = [12, 9, 9, 9, 12, 12, 12]
+    say("  " + row(["", "p50 ms", "p90 ms", "p99 ms", "+p50 ms", "+p90 ms", "+p99 ms"], widths))
+    base = [pct(result["direct"][key], q) for q in QS]
+    added: dict[str, list[float]] = {}
+    for name, r in result.items():
+        ps = [pct(r[key], q) for q in QS]
+        extra = ["", "", ""] if name == "direct" else [f"{p - b:+.3f}" for p, b in zip(ps, base, strict=True)]
+        if name != "direct":
+            added[name] = [p - b for p, b in zip(ps, base, strict=True)]
+        say("  " + row([name, *(f"{p:.3f}" for p in ps), *extra], widths))
+    return added
+
+
+def ratio_line(what: str, num: float, den: float, target: str) -> None:
+    value = num / den if den > 0 else float("inf")
+    say(f"  RATIO {what}: {value:.1f}x  ({target})")
+
+
+# ---------------------------------------------------------------- the benchmark
+
+
+def litellm_config(path: Path, mock: str) -> None:
+    path.write_text(
+        f"""model_list:
+  - model_name: gpt-4o
+    litellm_params:
+      model: openai/gpt-4o
+      api_base: {mock}/v1
+      api_key: sk-bench
+litellm_settings:
+  telemetry: false
+  set_verbose: false
+  json_logs: false
+  callbacks: []
+  success_callback: []
+  failure_callback: []
+  service_callback: []
+  turn_off_message_logging: true
+  drop_params: true
+general_settings:
+  disable_spend_logs: true
+  disable_error_logs: true
+  disable_adding_master_key_hash_to_db: true
+"""
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer requests: a smoke run of a minute or two")
+    parser.add_argument("--no-litellm", action="store_true", help="direct and Suture only")
+    args = parser.parse_args()
+    quick = args.quick
+    rounds = 200 if quick else 2000
+    t_rounds = {10: 100, 100: 100, 1000: 40} if quick else {10: 1000, 100: 500, 1000: 200}
+    tp_rounds, tp_slice = (2, 1.0) if quick else (5, 2.0)
+    soak = 5_000 if quick else 50_000
+
+    placement = place()
+    say(f"Suture benchmark ({'quick' if quick else 'full'} run), {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
+    say(
+        f"machine: {os.cpu_count()} cores ({len(os.sched_getaffinity(0))} usable), "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
+    )
+    say(f"pinning: {placement.note}")
+    say(
+        "load generator: bench/load.py, a Python asyncio client (aiohttp on uvloop) in its own process, "
+        "one keep-alive connection per concurrent worker"
+    )
+
+    load_python = ensure_venv("load", LOAD_REQS)
+    if load_python is None:
+        say("cannot run without the load generator's venv")
+        return 1
+    litellm_python = None
+    if not args.no_litellm:
+        litellm_python = ensure_venv("litellm", LITELLM_REQS)
+
+    procs = Procs()
+    tmp = Path(tempfile.mkdtemp(prefix="suture-bench-"))
+    try:
+        return run(
+            args,
+            procs,
+            tmp,
+            placement,
+            load_python,
+            litellm_python,
+            quick=quick,
+            rounds=rounds,
+            t_rounds=t_rounds,
+            tp_rounds=tp_rounds,
+            tp_slice=tp_slice,
+            soak=soak,
+        )
+    finally:
+        procs.stop_all()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(
+    args: argparse.Namespace,
+    procs: Procs,
+    tmp: Path,
+    placement: Placement,
+    load_python: Path,
+    litellm_python: Path | None,
+    *,
+    quick: bool,
+    rounds: int,
+    t_rounds: dict[int, int],
+    tp_rounds: int,
+    tp_slice: float,
+    soak: int,
+) -> int:
+    runner = Runner(load_python, placement, tmp)
+    mock_port, suture_port, litellm_port = free_port(), free_port(), free_port()
+    mock_url = f"http://127.0.0.1:{mock_port}"
+    mock = procs.start(
+        [*placement.prefix("mock"), str(load_python), str(BENCH / "mock_provider.py"), "--port", str(mock_port)],
+        log=tmp / "mock.log",
+    )
+    if not wait_ready(mock_url + "/v1/models", mock, tmp / "mock.log", 20):
+        say("the mock provider did not start:\n" + (tmp / "mock.log").read_text())
+        return 1
+    direct = Target("direct", mock_url)
+    b10 = runner.body("openai", 10, False)
+
+    say()
+    say("== the mock provider alone (direct), its own cost")
+    r = runner.latency([direct], OPENAI_PATH, b10, rounds)
+    latency_table(r)
+    r = runner.throughput([direct], OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
+    d = r["direct"]
+    say(
+        f"  c=64: {d['done'] / d['busy_s']:.0f} req/s, p99 {pct(d['latencies_ms'], 0.99):.2f} ms "
+        f"(the load generator shares a core with the mock: this is the client's limit as much as the mock's)"
+    )
+
+    suture_exe = Path(sys.executable).parent / "suture"
+    suture_argv = [str(suture_exe)] if suture_exe.exists() else [sys.executable, "-m", "proxy.cli"]
+    suture = procs.start(
+        [*placement.prefix("suture"), *suture_argv, "serve", "--host", "127.0.0.1", "--port", str(suture_port)],
+        env={
+            "SUTURE_OPENAI_UPSTREAM": mock_url + "/v1",
+            "SUTURE_ANTHROPIC_UPSTREAM": mock_url,
+            "SUTURE_LOG_LEVEL": "warning",
+        },
+        log=tmp / "suture.log",
+    )
+    if not wait_ready(f"http://127.0.0.1:{suture_port}/healthz", suture, tmp / "suture.log", 30):
+        say("Suture did not start:\n" + (tmp / "suture.log").read_text())
+        return 1
+    sut = Target("suture", f"http://127.0.0.1:{suture_port}")
+    lit: Target | None = None
+    litellm_proc = None
+    if args.no_litellm:
+        say("LiteLLM: skipped (--no-litellm)")
+    elif litellm_python is None:
+        say(f"LiteLLM: litellm[proxy]=={LITELLM_VERSION} could not be installed here; going on with direct vs Suture")
+    else:
+        litellm_config(tmp / "litellm.yaml", mock_url)
+        litellm_exe = litellm_python.parent / "litellm"
+        litellm_proc = procs.start(
+            [
+                *placement.prefix("litellm"),
+                str(litellm_exe),
+                "--config",
+                str(tmp / "litellm.yaml"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(litellm_port),
+                "--num_workers",
+                "1",
+            ],
+            env={
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                "LITELLM_LOG": "ERROR",
+                "LITELLM_TELEMETRY": "False",
+                "DISABLE_SCHEMA_UPDATE": "true",
+                "NO_DOCS": "True",
+                "NO_REDOC": "True",
+            },
+            log=tmp / "litellm.log",
+        )
+        if wait_ready(f"http://127.0.0.1:{litellm_port}/health/liveliness", litellm_proc, tmp / "litellm.log", 180):
+            lit = Target("litellm", f"http://127.0.0.1:{litellm_port}", {"authorization": "Bearer sk-bench"})
+            say(
+                f"LiteLLM: litellm[proxy]=={LITELLM_VERSION}, one worker, callbacks and logging off, "
+                f"model gpt-4o -> openai-compatible mock"
+            )
+        else:
+            tail = (tmp / "litellm.log").read_text()[-1500:]
+            say(
+                f"LiteLLM: litellm[proxy]=={LITELLM_VERSION} installed but did not start; going on with direct "
+                f"vs Suture. Its log ends:\n{tail}"
+            )
+
+    openai_targets = [direct, sut] + ([lit] if lit else [])
+    anthropic_targets = [
+        direct,
+        Target("suture", sut.base, {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}),
+    ]
+    summary: dict[str, Any] = {}
+
+    # Warm every path (imports, first connections) before anything is timed.
+    runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, True), 20)
+    runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, True), 20)
+    rss_start = rss_mb(suture.pid)
+
+    say()
+    say(f"== added latency at concurrency 1, 10-message transcript, valid ({rounds} requests each, interleaved)")
+    say("  OpenAI Chat")
+    added = latency_table(runner.latency(openai_targets, OPENAI_PATH, b10, rounds))
+    summary["added"] = added
+    say("  Anthropic Messages (LiteLLM not configured for it)")
+    latency_table(runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False), rounds))
+
+    say()
+    say(
+        f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s per target, "
+        f"interleaved)"
+    )
+    r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
+    rps = {}
+    for name, res in r.items():
+        rps[name] = res["done"] / res["busy_s"] if res["busy_s"] else 0.0
+        say(
+            f"  {name:<10}{rps[name]:>9.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   "
+            f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms"
+        )
+    summary["rps"] = rps
+
+    say()
+    say(f"== time to first byte of a streamed answer, 10-message transcript ({rounds} each, interleaved)")
+    say("  OpenAI Chat, stream: true")
+    ttfb = latency_table(
+        runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, False, True), rounds), "ttfb_ms"
+    )
+    summary["ttfb"] = ttfb
+    say("  Anthropic Messages, stream: true")
+    latency_table(
+        runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False, True), rounds), "ttfb_ms"
+    )
+
+    say()
+    say(
+        "== transcripts of 10, 100 and 1,000 messages at concurrency 1, valid and broken (the seed's interrupted tool "
+        "call: the repair path)"
+    )
+    transcripts: dict[str, dict[str, list[float]]] = {}
+    for api, path, targets in (
+        ("openai", OPENAI_PATH, openai_targets),
+        ("anthropic", ANTHROPIC_PATH, anthropic_targets),
+    ):
+        for n in (10, 100, 1000):
+            for broken in (False, True):
+                kind = "broken" if broken else "valid"
+                body = runner.body(api, n, broken)
+                size = body.stat().st_size
+                say(f"  {api} {n} messages, {kind} ({size / 1024:.0f} KiB, {t_rounds[n]} each)")
+                transcripts[f"{api}-{n}-{kind}"] = latency_table(runner.latency(targets, path, body, t_rounds[n]))
+    summary["transcripts"] = transcripts
+
+    say()
+    say(f"== resident memory of the Suture process, before and after {soak:,} more requests at concurrency 64")
+    rss_before = rss_mb(suture.pid)
+    half = soak // 2
+    c1 = runner.count(sut, OPENAI_PATH, b10, n=half, concurrency=64)
+    c2 = runner.count(sut, OPENAI_PATH, runner.body("openai", 10, True), n=soak - half, concurrency=64)
+    rss_after = rss_mb(suture.pid)
+    soak_rps = (c1["done"] + c2["done"]) / (c1["busy_s"] + c2["busy_s"])
+    growth = (rss_after - rss_before) / rss_before * 100
+    say(
+        f"  at start-up, after warm-up: {rss_start:.1f} MB; before the soak: {rss_before:.1f} MB; after: "
+        f"{rss_after:.1f} MB ({growth:+.1f}%); half valid, half broken 10-message transcripts, {soak_rps:.0f} req/s"
+    )
+    if litellm_proc is not None and lit is not None:
+        say(f"  LiteLLM (process tree) after this run's requests: {tree_rss_mb(litellm_proc.pid):.1f} MB")
+    summary["rss"] = (rss_before, rss_after, growth)
+
+    say()
+    say("== the repair check in-process (orjson.loads + sanitize), clean 1,000-message transcript")
+    import orjson
+
+    from sanitizer import sanitize
+
+    check: dict[str, float] = {}
+    for api, api_name in (("openai", "openai-chat"), ("anthropic", "anthropic-messages")):
+        raw = runner.body(api, 1000, False).read_bytes()
+        samples = []
+        for _ in range(50 if quick else 300):
+            start = time.perf_counter()
+            sanitize(orjson.loads(raw), api=api_name)
+            samples.append((time.perf_counter() - start) * 1000)
+        check[api] = pct(samples, 0.5)
+        say(f"  {api}: p50 {pct(samples, 0.5):.3f} ms, p99 {pct(samples, 0.99):.3f} ms")
+    summary["check"] = check
+
+    say()
+    say("== Suture / LiteLLM")
+    if lit is not None:
+        a_s, a_l = added["suture"][0], added["litellm"][0]
+        ratio_line("LiteLLM added p50 / Suture added p50", a_l, a_s, "target >= 25x")
+        ratio_line("Suture req/s / LiteLLM req/s at c=64", rps["suture"], rps["litellm"], "target >= 25x")
+        ratio_line("LiteLLM added TTFB p50 / Suture added TTFB p50", ttfb["litellm"][0], ttfb["suture"][0], "")
+        for n in (10, 100, 1000):
+            for kind in ("valid", "broken"):
+                t = transcripts[f"openai-{n}-{kind}"]
+                ratio_line(f"LiteLLM / Suture added p50, {n} messages {kind}", t["litellm"][0], t["suture"][0], "")
+    else:
+        say("  (no LiteLLM in this run)")
+
+    say()
+    say("== targets (issue 8)")
+    p50, _, p99 = added["suture"]
+    verdict = [
+        ("Suture added p50 < 0.6 ms (10 messages)", p50 < 0.6, f"{p50:.3f} ms"),
+        ("Suture added p99 < 2 ms (10 messages)", p99 < 2.0, f"{p99:.3f} ms"),
+        ("streaming TTFB adds < 1 ms (p50)", ttfb["suture"][0] < 1.0, f"{ttfb['suture'][0]:.3f} ms"),
+        ("RSS < 100 MB", rss_after < 100, f"{rss_after:.1f} MB"),
+        ("RSS growth < 10% over the soak", growth < 10, f"{growth:+.1f}%"),
+        (
+            "clean 1,000-message repair check < 1 ms",
+            max(check.values()) < 1.0,
+            ", ".join(f"{k} {v:.3f} ms" for k, v in check.items()),
+        ),
+    ]
+    if lit is not None:
+        verdict += [
+            ("LiteLLM added p50 >= 25x Suture's", added["litellm"][0] >= 25 * p50, f"{added['litellm'][0] / p50:.1f}x"),
+            (
+                "Suture req/s at c=64 >= 25x LiteLLM's",
+                rps["suture"] >= 25 * rps["litellm"],
+                f"{rps['suture'] / rps['litellm']:.1f}x",
+            ),
+        ]
+    for what, ok, value in verdict:
+        say(f"  {'PASS' if ok else 'MISS'}  {what}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
