@@ -62,7 +62,9 @@ def validate_via_anthropic(body: object) -> list[Violation]:
     anthropic_body: dict[str, Any] = {"messages": converted, "model": b.get("model")}
     if isinstance(tools, list):
         anthropic_body["tools"] = [
-            {"name": (t.get("function") or {}).get("name")} for t in tools if isinstance(t, dict)
+            {"name": t["function"].get("name") if isinstance(t.get("function"), dict) else None}
+            for t in tools
+            if isinstance(t, dict)
         ]
     return validate_anthropic(anthropic_body, "anthropic-openai-compat", index_map)
 
