@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -13,6 +14,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .capture import Capturer, CaptureStore
 from .context import ProxyState, RequestContext
 from .logs import access_log, log
 from .metrics import Metrics
@@ -26,6 +28,8 @@ _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 def build_app(settings: Settings) -> Starlette:
     """The proxy as an ASGI app. Settings and policy are fixed here; the request path only reads them."""
     state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
+    if settings.capture.dir is not None:
+        state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -38,7 +42,8 @@ def build_app(settings: Settings) -> Starlette:
             )
         state.ready = True
         try:
-            yield
+            async with state.capture.running() if state.capture else contextlib.nullcontext():
+                yield
         finally:
             state.ready = False
             for upstream in state.upstreams.values():

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from .commands import captures, check, fix, replay
+
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -81,7 +83,7 @@ def _emulate(args: argparse.Namespace) -> int:
 def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "rules",
-        help="print the reference of every repair rule (code, name, what it repairs, why, safety)",
+        help="print the repair-rule reference (what, why, example, safety)",
         description="Print the repair-rule reference, generated from the rules' own documentation.",
     )
     parser.set_defaults(handler=_rules)
@@ -94,7 +96,7 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (_add_serve, _add_emulate, _add_rules)
+COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add)
 
 
 def build_parser() -> argparse.ArgumentParser:

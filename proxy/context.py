@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from sanitizer import Policy
 
+from .capture import Capturer
 from .metrics import Metrics
 from .settings import RouteName, Settings
 from .upstream import Upstream
@@ -20,6 +21,8 @@ class ProxyState:
     metrics: Metrics
     upstreams: dict[RouteName, Upstream] = field(default_factory=dict)
     ready: bool = False
+    capture: Capturer | None = None
+    """Set when ``capture.dir`` is; the lifespan runs it."""
 
 
 @dataclass

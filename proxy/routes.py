@@ -15,6 +15,7 @@ from starlette.types import ASGIApp
 from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
 from sanitizer.validation import validate
 
+from .capture import MAX_ERROR_BYTES, CaptureDraft, safe_headers
 from .context import ProxyState, RequestContext
 from .errors import API_OF_ROUTE, error_response
 from .logs import log, repair_log, upstream_log
@@ -163,10 +164,26 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
         # Nothing changed (or report mode): the client's own bytes, so prompt caches and
         # thinking signatures upstream see exactly what the client sent.
         content = raw
-    return await _forward(request, route, upstream_path, content=content)
+    capture = None
+    if state.capture is not None:
+        capture = CaptureDraft(
+            request_id=ctx.request_id,
+            route=route,
+            path=request.url.path,
+            api=api,
+            mode=mode,
+            original=body,
+            forwarded=result.body if content is not raw else None,
+            repairs=result.repairs,
+            headers=safe_headers(request.headers.raw),
+            secrets=_secrets(request, route),
+        )
+    return await _forward(request, route, upstream_path, content=content, capture=capture)
 
 
-async def _forward(request: Request, route: RouteName, path: str, *, content: bytes | None) -> ASGIApp:
+async def _forward(
+    request: Request, route: RouteName, path: str, *, content: bytes | None, capture: CaptureDraft | None = None
+) -> ASGIApp:
     state, ctx = _state(request), _ctx(request)
     upstream = state.upstreams.get(route)
     if upstream is None or upstream.closed:
@@ -190,13 +207,30 @@ async def _forward(request: Request, route: RouteName, path: str, *, content: by
             outcome=exc.outcome,
             error=exc.cause,
         )
+        if capture is not None and state.capture is not None and capture.wanted(exc.outcome):
+            state.capture.submit(capture.finish(exc.outcome))
         return error_response(route, exc.status, exc.describe())
     state.metrics.upstream_seconds.labels(route).observe(time.perf_counter() - sent)
     state.metrics.upstream_responses.labels(route, str(response.status_code)).inc()
     ctx.upstream_status = response.status_code
+    if response.status_code == 400 and ctx.repairs_applied:
+        # The signal for a new rule: Suture repaired what it knows and the provider still said no.
+        log(
+            repair_log,
+            logging.WARNING,
+            "provider still rejected the repaired transcript: a rule Suture does not know yet",
+            request_id=ctx.request_id,
+            upstream=upstream.base_url,
+            repairs_applied=ctx.repairs_applied,
+            captured=capture is not None,
+        )
+    wants_capture = capture is not None and capture.wanted(response.status_code)
 
     def done(result: RelayOutcome) -> None:
         ctx.outcome = result.outcome
+        if wants_capture and capture is not None and state.capture is not None:
+            encoding = response.headers.get("content-encoding", "")
+            state.capture.submit(capture.finish(response.status_code, result.head, encoding))
         if result.outcome == "client_disconnected":
             state.metrics.disconnects.labels(route).inc()
             log(
@@ -218,7 +252,9 @@ async def _forward(request: Request, route: RouteName, path: str, *, content: by
                 bytes_relayed=result.bytes_sent,
             )
 
-    return Relay(response, on_done=done)
+    # Only an error answer is copied for the capture: a successful stream is never held.
+    keep = MAX_ERROR_BYTES if wants_capture and response.status_code >= 400 else 0
+    return Relay(response, on_done=done, keep_head=keep)
 
 
 def _credential_headers(route: RouteName, cfg: RouteSettings) -> tuple[set[str], dict[str, str]]:
@@ -229,6 +265,19 @@ def _credential_headers(route: RouteName, cfg: RouteSettings) -> tuple[set[str],
     if route == "openai":
         return {"x-api-key"}, {"authorization": f"Bearer {key}"}
     return {"authorization"}, {"x-api-key": key}
+
+
+def _secrets(request: Request, route: RouteName) -> tuple[str, ...]:
+    """This request's credential values, so a capture can blank them out of an echoed error."""
+    values = [v for k, v in request.headers.items() if k in ("x-api-key", "api-key", "x-goog-api-key")]
+    values += request.query_params.getlist("key")  # Google's SDKs may send the key as ?key=
+    auth = request.headers.get("authorization", "")
+    if auth:
+        values += [auth, auth.partition(" ")[2].strip()]
+    own = _state(request).settings.route(route).upstream_api_key
+    if own is not None:
+        values.append(own.get_secret_value())
+    return tuple(v for v in values if v)
 
 
 def _check_client_key(request: Request, route: RouteName) -> Response | None:

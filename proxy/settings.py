@@ -103,6 +103,15 @@ class PolicySettings(_Section):
         return self
 
 
+class CaptureSettings(_Section):
+    """Where Suture keeps the requests it repaired or the provider rejected (off when dir is unset)."""
+
+    dir: Path | None = Field(default=None, description="Directory of capture files; unset turns capture off.")
+    max_bytes: int = Field(
+        default=100 * MiB, gt=0, description="Size cap of the directory; the oldest captures go first."
+    )
+
+
 _SECRET_FIELDS = ("upstream_api_key", "client_api_key")
 
 
@@ -128,6 +137,7 @@ class Settings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
+    capture: CaptureSettings = CaptureSettings()
     openai: RouteSettings = RouteSettings(upstream="https://api.openai.com/v1")
     anthropic: RouteSettings = RouteSettings(upstream="https://api.anthropic.com")
 

@@ -171,6 +171,8 @@ class RelayOutcome:
     outcome: str
     bytes_sent: int
     error: str | None = None
+    head: bytes = b""
+    """The first ``keep_head`` bytes relayed, as the upstream encoded them (for captures)."""
 
 
 class Relay:
@@ -187,8 +189,12 @@ class Relay:
         upstream: httpx.Response,
         *,
         on_done: Callable[[RelayOutcome], None] | None = None,
+        keep_head: int = 0,
     ) -> None:
         self.upstream = upstream
+        # A copy of the first bytes, taken as they are relayed (never delaying them). Callers ask
+        # for it on error responses only, which are small JSON, never a successful stream.
+        self.keep_head = keep_head
         self.status_code = upstream.status_code
         self.headers = relay_headers(upstream)
         self.on_done = on_done
@@ -213,6 +219,8 @@ class Relay:
                 group.start_soon(watch)
                 try:
                     async for chunk in self.upstream.aiter_raw():
+                        if len(result.head) < self.keep_head:
+                            result.head += chunk[: self.keep_head - len(result.head)]
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
                         result.bytes_sent += len(chunk)
                 except httpx.HTTPError as exc:

@@ -1,0 +1,275 @@
+"""Captures: one JSON file per request Suture repaired or the provider rejected.
+
+A capture holds what is needed to reproduce the turn offline (``suture check|fix|replay FILE``):
+the client's body, the body forwarded, the repairs, the provider's status and the first part of
+its error body, the route and the request id. It holds no credential: no header but a short
+allow-list, and any credential value found in the provider's error text is blanked.
+
+Files are written off the event loop, after the response is sent, each to a temporary file in
+the same directory and then renamed, so a crash never leaves half a capture. After each write
+the oldest captures are removed until the directory is back under its size cap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+import uuid
+import zlib
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import orjson
+
+from sanitizer import Repair
+
+from .logs import log
+from .payloads import SAFE_HEADERS
+
+capture_log = logging.getLogger("suture.capture")
+
+FORMAT_VERSION = 1
+# Provider error bodies are a few hundred bytes; a cap keeps a misbehaving upstream from filling the disk.
+MAX_ERROR_BYTES = 16 * 1024
+# Writes waiting for the disk; beyond this, new captures are dropped (and logged) rather than queued.
+MAX_PENDING = 64
+_SUFFIX = ".json"
+_TEMP_PREFIX = ".tmp-"
+_REDACTED = "[redacted]"
+
+
+@dataclass
+class CaptureDraft:
+    """What the request path knows before the upstream answers; :meth:`finish` adds the answer."""
+
+    request_id: str
+    route: str
+    path: str
+    api: str
+    mode: str
+    original: Any
+    forwarded: Any
+    """The body sent upstream, or None when it was the client's own bytes."""
+    repairs: list[Repair]
+    headers: dict[str, str]
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    """Credential values of this request, only to blank them out of the error text; never stored."""
+    started: float = field(default_factory=time.time)
+
+    def wanted(self, status: int | str) -> bool:
+        """A capture is kept for a repaired transcript and for any rejection by the provider."""
+        return bool(self.repairs) or (isinstance(status, int) and status >= 400)
+
+    def finish(self, status: int | str, error: bytes = b"", encoding: str = "") -> dict[str, Any]:
+        """The capture record; ``status`` is the provider's status, or why there is none."""
+        applied = self.forwarded is not None
+        record: dict[str, Any] = {
+            "suture_capture": FORMAT_VERSION,
+            "request_id": self.request_id,
+            "timestamp": _iso(self.started),
+            "route": self.route,
+            "path": self.path,
+            "api": self.api,
+            "mode": self.mode,
+            "headers": self.headers,
+            "upstream_status": status,
+            "unrepaired_rejection": applied and status == 400,
+            "repairs": [r.as_dict() for r in self.repairs],
+            "repairs_applied": applied,
+            "original": self.original,
+            "forwarded": self.forwarded,
+        }
+        if isinstance(status, int) and status >= 400:
+            record["upstream_error"], record["upstream_error_truncated"] = _error_body(
+                error, encoding, self.secrets
+            )
+        return record
+
+
+def safe_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """The request headers a capture may keep: those in the allow-list, nothing else."""
+    out: dict[str, str] = {}
+    for name, value in raw:
+        key = name.decode("latin-1").lower()
+        if key in SAFE_HEADERS:
+            out[key] = value.decode("latin-1")
+    return out
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
+
+
+def _error_body(raw: bytes, encoding: str, secrets: Iterable[str]) -> tuple[Any, bool]:
+    truncated = len(raw) >= MAX_ERROR_BYTES
+    encoding = encoding.strip().lower()
+    if encoding in ("gzip", "deflate", "x-gzip"):
+        # wbits 47: gzip or zlib header, detected; a truncated stream still yields its prefix.
+        try:
+            raw = zlib.decompressobj(47).decompress(raw, MAX_ERROR_BYTES)
+        except zlib.error:
+            return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding}"}, truncated
+    elif encoding not in ("", "identity"):
+        return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding}"}, truncated
+    text = raw[:MAX_ERROR_BYTES].decode("utf-8", errors="replace")
+    for secret in secrets:
+        if len(secret) >= 8:
+            text = text.replace(secret, _REDACTED)
+    try:
+        return orjson.loads(text), truncated
+    except orjson.JSONDecodeError:
+        return text, truncated
+
+
+class CaptureStore:
+    """The capture directory: atomic writes, oldest-first eviction, listing and lookup. Blocking I/O."""
+
+    def __init__(self, directory: Path, max_bytes: int = 100 * 1024 * 1024) -> None:
+        self.directory = directory
+        self.max_bytes = max_bytes
+
+    def write(self, record: Mapping[str, Any]) -> Path | None:
+        """Write ``record`` as a new capture and evict old ones; None when it alone exceeds the cap."""
+        data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        if len(data) > self.max_bytes:
+            return None
+        self.directory.mkdir(parents=True, exist_ok=True)
+        stem = _stem(record)
+        target = self.directory / (stem + _SUFFIX)
+        n = 1
+        while target.exists():
+            n += 1
+            target = self.directory / f"{stem}-{n}{_SUFFIX}"
+        temp = self.directory / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
+        try:
+            with open(temp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+        self.evict(keep=target)
+        return target
+
+    def files(self) -> list[Path]:
+        """Capture files, oldest first (names start with the capture's UTC time)."""
+        if not self.directory.is_dir():
+            return []
+        return sorted(p for p in self.directory.iterdir() if p.suffix == _SUFFIX and not p.name.startswith("."))
+
+    def evict(self, keep: Path | None = None) -> list[Path]:
+        """Remove the oldest captures until the directory holds at most ``max_bytes``."""
+        sized = []
+        for path in self.files():
+            with contextlib.suppress(FileNotFoundError):
+                sized.append((path, path.stat().st_size))
+        total = sum(size for _, size in sized)
+        removed = []
+        for path, size in sized:
+            if total <= self.max_bytes:
+                break
+            if path == keep:
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            total -= size
+            removed.append(path)
+        return removed
+
+    def remove_stale_temp_files(self) -> None:
+        """Temporary files left by a crash mid-write; none can be in use before the proxy starts."""
+        if self.directory.is_dir():
+            for path in self.directory.glob(f"{_TEMP_PREFIX}*"):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+    def find(self, capture_id: str) -> Path:
+        """The capture named ``capture_id`` (its file name, with or without ``.json``, or a unique prefix)."""
+        stem = capture_id.removesuffix(_SUFFIX)
+        files = self.files()
+        exact = [p for p in files if p.stem == stem]
+        if exact:
+            return exact[0]
+        matches = [p for p in files if p.stem.startswith(stem)]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise LookupError(f"no capture {capture_id!r} in {self.directory}")
+        raise LookupError(f"{capture_id!r} matches {len(matches)} captures in {self.directory}; give more of the id")
+
+
+def _stem(record: Mapping[str, Any]) -> str:
+    moment = str(record.get("timestamp", ""))
+    compact = moment.replace("-", "").replace(":", "").replace(".", "")
+    request_id = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(record.get("request_id", "")))[:64]
+    return f"{compact}-{request_id}" if request_id else compact
+
+
+class Capturer:
+    """Hands finished captures to a worker thread, one write at a time, without blocking a response.
+
+    :meth:`running` (entered by the app's lifespan) owns the task group; writes still pending
+    at shutdown are finished before the lifespan ends.
+    """
+
+    def __init__(self, store: CaptureStore) -> None:
+        self.store = store
+        self._group: anyio.abc.TaskGroup | None = None
+        self._limiter = anyio.CapacityLimiter(1)
+        self._pending = 0
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(self.store.remove_stale_temp_files)
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+
+    def submit(self, record: dict[str, Any]) -> None:
+        """Schedule ``record`` to be written; call from the event loop."""
+        if self._group is None or self._pending >= MAX_PENDING:
+            log(
+                capture_log,
+                logging.WARNING,
+                "capture dropped: " + ("capture is not running" if self._group is None else "too many writes pending"),
+                request_id=record.get("request_id"),
+            )
+            return
+        self._pending += 1
+        self._group.start_soon(self._write, record)
+
+    async def _write(self, record: dict[str, Any]) -> None:
+        try:
+            path = await anyio.to_thread.run_sync(self.store.write, record, limiter=self._limiter)
+        except Exception as exc:
+            log(
+                capture_log,
+                logging.ERROR,
+                "capture not written",
+                request_id=record.get("request_id"),
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return
+        finally:
+            self._pending -= 1
+        if path is None:
+            log(
+                capture_log,
+                logging.WARNING,
+                "capture not written: larger than capture.max_bytes",
+                request_id=record.get("request_id"),
+            )
+        else:
+            log(capture_log, logging.INFO, "capture written", request_id=record.get("request_id"), capture=path.stem)

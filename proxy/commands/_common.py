@@ -1,0 +1,175 @@
+"""What the payload commands share: reading inputs, naming the provider, describing findings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from sanitizer import (
+    APIS,
+    PROVIDERS,
+    Policy,
+    PolicyError,
+    Repair,
+    SanitizeError,
+    UnknownAPIError,
+    UnknownProviderError,
+    Violation,
+    sanitize,
+    validate,
+)
+
+from ..payloads import Payload, PayloadError, read_payload
+
+# Exit statuses shared by check, fix and replay.
+OK, INVALID, UNUSABLE = 0, 1, 2
+
+
+class CommandError(Exception):
+    """The command cannot run on this input; ``str(e)`` is one line. Exit status 2."""
+
+
+def fail(message: str) -> int:
+    print(f"suture: {message}", file=sys.stderr)
+    return UNUSABLE
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, provider: bool = True) -> None:
+    parser.add_argument(
+        "--api",
+        choices=sorted(PROVIDERS),
+        help="the body's wire format (default: detected from its shape, and shown)",
+    )
+    if provider:
+        parser.add_argument(
+            "--provider",
+            help="whose rules to check against (default: the API's own; e.g. "
+            + "; ".join(f"{api}: {', '.join(names)}" for api, names in PROVIDERS.items())
+            + ")",
+        )
+
+
+def load(path: str, api: str | None) -> Payload:
+    """Read the payload at ``path`` and say on stderr where the body was found and which API it speaks."""
+    try:
+        payload = read_payload(path, api=api)
+    except PayloadError as exc:
+        raise CommandError(str(exc)) from None
+    where = "" if payload.form == "request body" else f"; read from: {payload.form}"
+    print(f"{payload.source}: detected api: {payload.api} (because {payload.reason}{where})", file=sys.stderr)
+    return payload
+
+
+def provider_of(api: str, provider: str | None) -> str:
+    """``provider`` checked against ``api``, or the API's own provider."""
+    if api not in PROVIDERS:
+        raise CommandError(f"unknown api {api!r}; known: {', '.join(PROVIDERS)}")
+    if provider is None:
+        return PROVIDERS[api][0]
+    if provider not in PROVIDERS[api]:
+        raise CommandError(f"unknown provider {provider!r} for api {api}; known: {', '.join(PROVIDERS[api])}")
+    return provider
+
+
+def repairable(payload: Payload) -> None:
+    if payload.api not in APIS:
+        raise CommandError(
+            f"{payload.source}: Suture cannot repair {payload.api} bodies yet (it repairs {', '.join(APIS)})"
+        )
+
+
+def parse_policy(pairs: list[str] | None) -> Policy:
+    values: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise CommandError(f"--policy takes KEY=VALUE, not {pair!r}")
+        values[key.strip().replace("-", "_")] = value
+    try:
+        return Policy.from_mapping(values)
+    except PolicyError as exc:
+        raise CommandError(f"--policy: {exc}") from None
+
+
+@dataclass
+class Findings:
+    """What the provider would say about a body, what Suture would repair, and what is left after."""
+
+    payload: Payload
+    provider: str
+    violations: list[Violation]
+    repairs: list[Repair]
+    repaired: dict[str, Any] | None
+    """The repaired body; None when the API cannot be repaired, or the body when nothing changed."""
+    remaining: list[Violation]
+    shape_error: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.shape_error is None and not self.violations
+
+
+def examine(payload: Payload, provider: str, policy: Policy | None = None) -> Findings:
+    """Validate ``payload`` for ``provider``, repair it when Suture can, and validate the repair."""
+    try:
+        violations = validate(payload.body, api=payload.api, provider=provider)
+    except SanitizeError as exc:
+        return Findings(payload, provider, [], [], None, [], shape_error=str(exc))
+    except (UnknownAPIError, UnknownProviderError) as exc:
+        raise CommandError(str(exc)) from None
+    if payload.api not in APIS:
+        return Findings(payload, provider, violations, [], None, violations)
+    try:
+        result = sanitize(payload.body, api=payload.api, policy=policy)
+    except SanitizeError as exc:
+        return Findings(payload, provider, violations, [], None, violations, shape_error=str(exc))
+    remaining = validate(result.body, api=payload.api, provider=provider) if result.repairs else violations
+    return Findings(payload, provider, violations, result.repairs, result.body, remaining)
+
+
+def where(message_index: int | None, tool_call_id: str | None = None) -> str:
+    parts = []
+    if message_index is not None:
+        parts.append(f"message {message_index}")
+    if tool_call_id is not None:
+        parts.append(f"tool call {tool_call_id}")
+    return ", ".join(parts) or "request"
+
+
+def violation_line(v: Violation) -> str:
+    return f"{v.rule} [{where(v.message_index)}] {v.status}: {v.message}"
+
+
+def violation_dict(v: Violation) -> dict[str, Any]:
+    return {"rule": v.rule, "status": v.status, "message": v.message, "message_index": v.message_index}
+
+
+def repair_line(r: Repair) -> str:
+    return f"{r.code} {r.rule} [{where(r.message_index, r.tool_call_id)}] {r.action}: {r.detail}"
+
+
+def repair_table(repairs: list[Repair]) -> str:
+    """The repairs as aligned columns, one per line, with a header."""
+    rows = [("CODE", "RULE", "ACTION", "MESSAGE", "TOOL CALL", "DETAIL")]
+    for r in repairs:
+        index = "-" if r.message_index is None else str(r.message_index)
+        rows.append((r.code, r.rule, r.action, index, r.tool_call_id or "-", r.detail))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)]
+        lines.append("  ".join([*cells, row[5]]).rstrip())
+    return "\n".join(lines)
+
+
+def write_stdout(data: bytes) -> None:
+    """Write UTF-8 bytes to stdout whatever its text encoding (a body may hold any language)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode())
+    else:
+        buffer.write(data)
+        buffer.flush()
