@@ -50,6 +50,8 @@ class Transcript:
     entries: list[Entry]
     body: dict[str, Any]
     body_updates: dict[str, Any] = field(default_factory=dict)
+    key: str = "messages"
+    """The body field that holds the transcript (``messages``, ``input``, ``contents``)."""
 
     def parts(self) -> Iterator[tuple[Entry, Part]]:
         for entry in self.entries:
@@ -83,5 +85,5 @@ class Transcript:
         """A new body: the input's fields, any replaced top-level fields, the rendered messages."""
         body = dict(self.body)
         body.update(self.body_updates)
-        body["messages"] = [render_entry(entry) for entry in self.entries]
+        body[self.key] = [render_entry(entry) for entry in self.entries]
         return body

@@ -1,8 +1,10 @@
 """Where the results of an assistant message's tool calls belong, and how to put them there.
 
 The *result zone* of an assistant message is the run of result parts right after it: for
-OpenAI Chat the ``tool`` messages that follow it; for Anthropic the leading ``tool_result``
-blocks of the user message(s) that follow it (the API merges consecutive user messages).
+OpenAI Chat and Responses the ``tool`` messages (output items) that follow it; for Anthropic
+the leading ``tool_result`` blocks of the user message(s) that follow it (the API merges
+consecutive user messages); for Gemini and Bedrock the leading results of the one next user
+message (they do not merge turns).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from .dialects import Dialect
 Slot = tuple[int, int]
 
 
-def zone(entries: list[Entry], owner_index: int, result_role: str) -> tuple[list[Slot], Slot | None]:
+def zone(entries: list[Entry], owner_index: int, dialect: Dialect) -> tuple[list[Slot], Slot | None]:
     """The (entry, part) slots of the zone after ``entries[owner_index]``, and where it ends.
 
     The end is ``(entry, part)`` when the zone stops inside a message that can take more
@@ -21,20 +23,20 @@ def zone(entries: list[Entry], owner_index: int, result_role: str) -> tuple[list
     """
     slots: list[Slot] = []
     j = owner_index + 1
-    while j < len(entries) and entries[j].role == result_role:
+    while j < len(entries) and entries[j].role == dialect.result_role:
         parts = entries[j].parts
         k = 0
         while k < len(parts) and parts[k].kind == RESULT:
             slots.append((j, k))
             k += 1
-        if k < len(parts):
+        if k < len(parts) or not dialect.results_span_messages:
             return slots, (j, k)
         j += 1
     return slots, None
 
 
-def zone_ids(entries: list[Entry], owner_index: int, result_role: str) -> set[str | None]:
-    slots, _ = zone(entries, owner_index, result_role)
+def zone_ids(entries: list[Entry], owner_index: int, dialect: Dialect) -> set[str | None]:
+    slots, _ = zone(entries, owner_index, dialect)
     return {entries[j].parts[k].call_id for j, k in slots}
 
 
@@ -42,9 +44,9 @@ def attach_results(transcript: Transcript, dialect: Dialect, owner: Entry, parts
     """Put result ``parts`` into the zone of ``owner``, keeping results in the order of the calls."""
     entries = transcript.entries
     owner_index = transcript.index_of(owner)
-    slots, end = zone(entries, owner_index, dialect.result_role)
+    slots, end = zone(entries, owner_index, dialect)
     last_zone_entry = slots[-1][0] if slots else None
-    shares = dialect.result_role == "user"
+    shares = dialect.results_share_message
     if shares and last_zone_entry is not None and (end is None or end[0] != last_zone_entry):
         # The zone ends with a message holding only results: the new ones join it.
         target = entries[last_zone_entry]
@@ -63,21 +65,21 @@ def attach_results(transcript: Transcript, dialect: Dialect, owner: Entry, parts
 def _order_zone(transcript: Transcript, dialect: Dialect, owner_index: int) -> None:
     entries = transcript.entries
     order = {p.call_id: n for n, p in enumerate(entries[owner_index].calls())}
-    slots, _ = zone(entries, owner_index, dialect.result_role)
+    slots, _ = zone(entries, owner_index, dialect)
 
-    def rank(slot: Slot) -> int:
-        return order.get(entries[slot[0]].parts[slot[1]].call_id, len(order))
+    def rank(part: Part) -> int:
+        return order.get(part.call_id, len(order))
 
-    ranks = [rank(s) for s in slots]
+    ranks = [rank(entries[j].parts[k]) for j, k in slots]
     if ranks == sorted(ranks):
         return
-    if dialect.result_role == "tool":
+    if not dialect.results_share_message:
         first, last = slots[0][0], slots[-1][0] + 1
-        entries[first:last] = sorted(entries[first:last], key=lambda e: order.get(e.parts[0].call_id, len(order)))
+        entries[first:last] = sorted(entries[first:last], key=lambda e: rank(e.parts[0]))
         return
     holders = {j for j, _ in slots}
     if len(holders) == 1:
         (j,) = holders
         lead = len(slots)
-        entries[j].parts[:lead] = sorted(entries[j].parts[:lead], key=lambda p: order.get(p.call_id, len(order)))
+        entries[j].parts[:lead] = sorted(entries[j].parts[:lead], key=rank)
         entries[j].dirty = True

@@ -15,6 +15,7 @@ DEFAULT_SYNTHETIC_RESULT = (
     "Tool call `{name}` was interrupted before a result came back. "
     "It may have partly run: check its effects before relying on them or retrying."
 )
+DEFAULT_BRIDGE_TEXT = "(Tool results received.)"
 DEFAULT_STUB_TOOL_DESCRIPTION = (
     "Declared by Suture because the conversation history uses this tool; it is not callable now."
 )
@@ -38,12 +39,16 @@ class Policy:
         prompt caches stay valid.
     stub_tool_description: description of the stub tool definitions added when a request's
         history holds tool blocks but the request defines no tools.
+    bridge_text: the text of the short assistant message placed between a turn of tool results
+        and the user's next text, for providers that take neither in one turn nor two user
+        turns in a row (Bedrock Converse).
     """
 
     orphan_tool_call: OrphanToolCall = "pair"
     trailing_tool_call: TrailingToolCall = "pair"
     synthetic_result_text: str = DEFAULT_SYNTHETIC_RESULT
     stub_tool_description: str = DEFAULT_STUB_TOOL_DESCRIPTION
+    bridge_text: str = DEFAULT_BRIDGE_TEXT
 
     def __post_init__(self) -> None:
         if self.orphan_tool_call not in ("pair", "drop"):
@@ -54,7 +59,7 @@ class Policy:
             raise PolicyError(
                 f"trailing_tool_call must be 'pair' or 'leave', not {self.trailing_tool_call!r}"
             )
-        for name in ("synthetic_result_text", "stub_tool_description"):
+        for name in ("synthetic_result_text", "stub_tool_description", "bridge_text"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise PolicyError(f"{name} must be a non-blank string")

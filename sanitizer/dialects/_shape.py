@@ -7,12 +7,12 @@ from typing import Any
 from .._errors import SanitizeError
 
 
-def messages_of(body: dict[str, Any]) -> list[Any]:
-    messages = body.get("messages")
+def messages_of(body: dict[str, Any], key: str = "messages") -> list[Any]:
+    messages = body.get(key)
     if messages is None:
-        raise SanitizeError("messages", "is required")
+        raise SanitizeError(key, "is required")
     if not isinstance(messages, list):
-        raise SanitizeError("messages", f"must be a list, not {type_name(messages)}")
+        raise SanitizeError(key, f"must be a list, not {type_name(messages)}")
     return messages
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, SERVER_CALL, SERVER_RESULT, TEXT, THINKING, Entry, Part, Transcript
+from ._base import Dialect
 from ._shape import messages_of, require_id, require_object, type_name
 
 ROLES = ("user", "assistant")
@@ -15,9 +16,13 @@ _SERVER_CALLS = frozenset(("server_tool_use", "mcp_tool_use"))
 _THINKING = frozenset(("thinking", "redacted_thinking"))
 
 
-class AnthropicMessages:
+class AnthropicMessages(Dialect):
     api = "anthropic-messages"
     result_role = "user"
+    results_share_message = True
+    thinking_pins_calls = True
+    tool_id_pattern = TOOL_ID
+    empty_final_assistant_ok = True
 
     def looks_clean(self, body: dict[str, Any]) -> bool:
         messages = body.get("messages")
@@ -111,6 +116,17 @@ class AnthropicMessages:
     def with_call_id(self, part: Part, call_id: str) -> Part:
         key = "id" if part.kind == CALL else "tool_use_id"
         return Part(part.kind, {**part.raw, key: call_id}, call_id, part.name)
+
+    def has_tool_definitions(self, body: dict[str, Any]) -> bool:
+        return bool(body.get("tools"))
+
+    def stub_tools(self, body: dict[str, Any], names: list[str], description: str) -> dict[str, Any]:
+        tools = [{"name": n, "description": description, "input_schema": {"type": "object"}} for n in names]
+        # tool_choice none: the model must not call tools that exist only to keep the history valid.
+        return {"tools": tools} if "tool_choice" in body else {"tools": tools, "tool_choice": {"type": "none"}}
+
+    def text_entry(self, role: str, text: str) -> Entry:
+        return Entry(role, [Part(TEXT, {"type": "text", "text": text})], {"role": role}, None, dirty=True)
 
     def payload(self, part: Part) -> Any:
         if not isinstance(part.raw, dict):

@@ -6,13 +6,14 @@ from typing import Any
 
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, TEXT, Entry, Part, Transcript
+from ._base import Dialect
 from ._shape import messages_of, require_id, require_object, type_name
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _PLAIN_ROLES = frozenset(("system", "developer", "user"))
 
 
-class OpenAIChat:
+class OpenAIChat(Dialect):
     api = "openai-chat"
     result_role = "tool"
 

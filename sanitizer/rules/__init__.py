@@ -13,6 +13,9 @@ from .an003_empty_message import EmptyMessage
 from .an004_invalid_tool_id import InvalidToolId
 from .an005_orphan_server_tool_use import OrphanServerToolUse
 from .an006_tools_not_defined import ToolsNotDefined
+from .br001_tool_results_with_text import ToolResultsWithText
+from .br002_consecutive_same_role import ConsecutiveSameRole
+from .gm001_consecutive_model_turns import ConsecutiveModelTurns
 from .oa001_empty_tool_calls import EmptyToolCalls
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
@@ -37,6 +40,9 @@ RULES: tuple[Rule, ...] = (
     BlankTextBlock(),
     EmptyMessage(),
     ToolsNotDefined(),
+    ConsecutiveModelTurns(),
+    ToolResultsWithText(),
+    ConsecutiveSameRole(),
 )
 
 __all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference"]

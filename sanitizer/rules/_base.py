@@ -31,7 +31,7 @@ class Context:
         detail: str,
     ) -> None:
         index = where.origin if isinstance(where, Entry) else where
-        self.repairs.append(Repair(rule.code, rule.name, action, index, call_id, detail))
+        self.repairs.append(Repair(rule.code, rule.name, action, index, self.dialect.public_id(call_id), detail))
 
     def describe(self, part: Part) -> str:
         """A part's payload as compact text, so a dropped result's content survives in the record."""

@@ -14,6 +14,8 @@ class BlankTextBlock(Rule):
         Anthropic: "messages: text content blocks must be non-empty" and
         "messages: text content blocks must contain non-whitespace text". Replacing "" with
         " " (as several gateways do) only turns the first error into the second.
+        Bedrock: "The text field in the ContentBlock object at messages.2.content.0 is blank.
+        Add text to the text field, and try again."
 
     Example:
         Before: assistant [text "", tool_use toolu_1]
@@ -26,7 +28,7 @@ class BlankTextBlock(Rule):
 
     code = "AN002"
     name = "blank-text-block"
-    apis = frozenset({"anthropic-messages"})
+    apis = frozenset({"anthropic-messages", "bedrock-converse"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:
@@ -40,4 +42,4 @@ class BlankTextBlock(Rule):
 
 def _is_blank(part: Part) -> bool:
     text = part.raw if isinstance(part.raw, str) else part.raw.get("text")
-    return not isinstance(text, str) or not text.strip()
+    return isinstance(text, str) and not text.strip()

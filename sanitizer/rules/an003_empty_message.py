@@ -14,26 +14,29 @@ class EmptyMessage(Rule):
     Why:
         Anthropic: "messages.2: all messages must have non-empty content except for the
         optional final assistant message"
+        Gemini: "* GenerateContentRequest.contents[2].parts: contents.parts must not be empty."
+        Bedrock: "The content field in the Message object at messages.2 is empty. Add a
+        ContentBlock object to the content field and try again."
 
     Example:
         Before: user "hi" / assistant [] / user "are you there?"
         After:  user "hi" / user "are you there?"   (Anthropic merges consecutive user turns)
 
     Safety:
-        Removes only messages that hold nothing. The final assistant message is left alone,
-        since the API allows it to be empty.
+        Removes only messages that hold nothing. Anthropic's final assistant message is left
+        alone, since that API allows it to be empty.
     """
 
     code = "AN003"
     name = "empty-message"
-    apis = frozenset({"anthropic-messages"})
+    apis = frozenset({"anthropic-messages", "gemini", "bedrock-converse"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries
         kept = []
         for index, entry in enumerate(entries):
-            final_assistant = index == len(entries) - 1 and entry.role == "assistant"
-            if entry.parts or final_assistant:
+            exempt = ctx.dialect.empty_final_assistant_ok and index == len(entries) - 1 and entry.role == "assistant"
+            if entry.parts or exempt:
                 kept.append(entry)
             else:
                 ctx.report(self, "removed", entry, None, f"removed an empty {entry.role} message")

@@ -6,19 +6,21 @@ from .._ir import CALL, RESULT, Transcript
 from ._base import Context, Rule
 from ._ids import all_ids, digest
 
-_VALID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _INVALID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class InvalidToolId(Rule):
     """
     What it repairs:
-        Tool-use ids Anthropic does not accept: ids from other providers such as Kimi's
-        ``functions.bash:0``, OpenAI Responses ids containing ``|``, or an empty id.
+        Tool-use ids the provider does not accept: ids from other providers such as Kimi's
+        ``functions.bash:0``, OpenAI Responses ids containing ``|``, an empty id, or (Bedrock)
+        an id longer than 64 characters.
 
     Why:
         Anthropic: "messages.1.content.0.tool_use.id: String should match pattern
         '^[a-zA-Z0-9_-]+$'"
+        Bedrock: "1 validation error detected: Value 'functions.ls:0' at
+        'messages.2.member.content.1.member.toolUse.toolUseId' failed to satisfy constraint: ..."
 
     Example:
         Before: assistant [tool_use id "functions.bash:0"] / user [tool_result "functions.bash:0"]
@@ -33,13 +35,16 @@ class InvalidToolId(Rule):
 
     code = "AN004"
     name = "invalid-tool-id"
-    apis = frozenset({"anthropic-messages"})
+    apis = frozenset({"anthropic-messages", "bedrock-converse"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        valid = ctx.dialect.tool_id_pattern
+        if valid is None:
+            return
         bad = {
             p.call_id
             for _, p in transcript.parts()
-            if p.kind in (CALL, RESULT) and p.call_id is not None and not _VALID.match(p.call_id)
+            if p.kind in (CALL, RESULT) and p.call_id is not None and not valid.match(p.call_id)
         }
         if not bad:
             return

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-from typing import Any
-
-from .._ir import CALL, Transcript
+from .._ir import Transcript
+from ..dialects._base import call_names
 from ._base import Context, Rule
 
 
@@ -16,6 +15,8 @@ class ToolsNotDefined(Rule):
     Why:
         Anthropic: "Requests which include `tool_use` or `tool_result` blocks must define
         tools."
+        Bedrock: "The toolConfig field must be defined when using toolUse and toolResult
+        content blocks."
 
     Example:
         Before: {"messages": [..., assistant [tool_use "get_weather"], user [tool_result]], no tools}
@@ -23,26 +24,21 @@ class ToolsNotDefined(Rule):
                  "input_schema": {"type": "object"}}], "tool_choice": {"type": "none"}, ...}
 
     Safety:
-        Adds a stub definition for each tool the history uses and, unless the request chose
-        otherwise, ``tool_choice: none`` so the model cannot call the stubs. The messages are
-        untouched.
+        Adds a stub definition for each tool the history uses (Bedrock: in ``toolConfig``)
+        and, for Anthropic, unless the request chose otherwise, ``tool_choice: none`` so the
+        model cannot call the stubs. The messages are untouched.
     """
 
     code = "AN006"
     name = "tools-not-defined"
-    apis = frozenset({"anthropic-messages"})
+    apis = frozenset({"anthropic-messages", "bedrock-converse"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        if transcript.body.get("tools"):
+        if ctx.dialect.has_tool_definitions(transcript.body):
             return
-        names = list(dict.fromkeys(p.name or "unknown_tool" for _, p in transcript.parts() if p.kind == CALL))
+        names = call_names(transcript)
         if not names:
             return
-        tools: list[dict[str, Any]] = [
-            {"name": name, "description": ctx.policy.stub_tool_description, "input_schema": {"type": "object"}}
-            for name in names
-        ]
-        transcript.body_updates["tools"] = tools
-        if "tool_choice" not in transcript.body:
-            transcript.body_updates["tool_choice"] = {"type": "none"}
+        updates = ctx.dialect.stub_tools(transcript.body, names, ctx.policy.stub_tool_description)
+        transcript.body_updates.update(updates)
         ctx.report(self, "added", None, None, f"added stub tool definitions for {', '.join(names)}")

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from .._ir import CALL, RESULT, THINKING, Entry, Part, Transcript
-from .._placement import attach_results, zone
+from .._ir import CALL, RESULT, Entry, Part, Transcript
+from .._placement import attach_results
+from ..dialects._base import pinned_by_thinking
 from ._base import Context, Rule
 
 
@@ -32,8 +33,9 @@ class OrphanToolCall(Rule):
     Safety:
         pair adds a result that says the truth (interrupted before a result came back, may
         have partly run) and drops nothing. drop removes the unexecuted call but keeps the
-        message's text; it never strips a call from a message with thinking blocks (their
-        signature covers the call), which is paired instead. Calls in the last message are
+        message's text; it never strips a call from an Anthropic or Bedrock message with
+        thinking blocks (their signature covers the call), which is paired instead. In OpenAI
+        Responses the reasoning items that led only to the dropped call go with it. Calls in the last message are
         left alone when trailing_tool_call is "leave".
     """
 
@@ -47,7 +49,7 @@ class OrphanToolCall(Rule):
             orphans = [p for p in owner.parts if p.kind == CALL and p.call_id not in answered]
             if ctx.policy.trailing_tool_call == "leave" and self._is_trailing(transcript, owner, ctx):
                 continue
-            if ctx.policy.orphan_tool_call == "drop" and not owner.has(THINKING):
+            if ctx.policy.orphan_tool_call == "drop" and not pinned_by_thinking(ctx.dialect, owner):
                 self._drop(transcript, owner, orphans, ctx)
             else:
                 self._pair(transcript, owner, orphans, ctx)
@@ -76,11 +78,11 @@ class OrphanToolCall(Rule):
                 self, "dropped", owner, call.call_id,
                 f"removed unexecuted call to {call.name!r} with arguments {ctx.describe(call)}",
             )
-        transcript.remove_parts(owner, orphans)
+        transcript.remove_parts(owner, ctx.dialect.droppable(owner, orphans))
 
     @staticmethod
     def _is_trailing(transcript: Transcript, owner: Entry, ctx: Context) -> bool:
-        index = transcript.index_of(owner)
-        slots, end = zone(transcript.entries, index, ctx.dialect.result_role)
-        after_zone = (slots[-1][0] + 1) if slots else index + 1
-        return end is None and after_zone >= len(transcript.entries)
+        """Nothing but tool results follows the owner: the client may still be sending results."""
+        rest = transcript.entries[transcript.index_of(owner) + 1 :]
+        role = ctx.dialect.result_role
+        return all(e.role == role and all(p.kind == RESULT for p in e.parts) for e in rest)

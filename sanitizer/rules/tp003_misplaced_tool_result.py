@@ -40,7 +40,7 @@ class MisplacedToolResult(Rule):
         placed: dict[int, set[str | None]] = {}
         for index, entry in enumerate(entries):
             if entry.calls():
-                placed[id(entry)] = zone_ids(entries, index, ctx.dialect.result_role)
+                placed[id(entry)] = zone_ids(entries, index, ctx.dialect)
         moving: list[tuple[Entry, Entry, Part]] = []
         for entry in entries:
             for part in entry.parts:

@@ -42,4 +42,4 @@ class DuplicateToolCall(Rule):
                     )
                 seen.add(part.call_id)
             if doomed:
-                transcript.remove_parts(entry, doomed)
+                transcript.remove_parts(entry, ctx.dialect.droppable(entry, doomed))

@@ -95,4 +95,9 @@ def anthropic_problems(body: dict[str, Any]) -> list[str]:
 
 
 def problems(body: dict[str, Any], api: str) -> list[str]:
-    return openai_problems(body) if api == "openai-chat" else anthropic_problems(body)
+    """Independent checks for Chat and Anthropic; the other formats rely on the validator alone."""
+    if api == "openai-chat":
+        return openai_problems(body)
+    if api == "anthropic-messages":
+        return anthropic_problems(body)
+    return []

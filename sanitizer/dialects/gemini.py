@@ -1,0 +1,150 @@
+"""Gemini ``generateContent``: ``contents`` of ``user`` and ``model`` turns holding ``parts``.
+
+A ``functionCall`` part is answered by a ``functionResponse`` part in the next user turn. Ids are
+optional: where they are missing, a response is matched to the call of the latest call turn with
+the same name, in order, under an internal id that is never written back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import SanitizeError
+from .._ir import CALL, OTHER, RESULT, TEXT, THINKING, Entry, Part, Transcript
+from ._base import Dialect
+from ._shape import messages_of, require_object, type_name
+
+_ROLES = ("user", "model", "function")
+_INTERNAL = "\x00"
+
+
+class Gemini(Dialect):
+    api = "gemini"
+    result_role = "user"
+    results_share_message = True
+    results_span_messages = False
+
+    def looks_clean(self, body: dict[str, Any]) -> bool:
+        contents = body.get("contents")
+        if type(contents) is not list or not contents:
+            return False
+        waiting: list[tuple[Any, Any]] | None = None
+        ids: set[Any] = set()
+        previous_role = None
+        for content in contents:
+            parts = content.get("parts") if type(content) is dict else None
+            if type(parts) is not list or not parts or any(type(p) is not dict for p in parts):
+                return False
+            role = content.get("role", "user")
+            calls = [(p["functionCall"].get("name"), p["functionCall"].get("id")) for p in parts
+                     if type(p.get("functionCall")) is dict]
+            answers = [(p["functionResponse"].get("name"), p["functionResponse"].get("id")) for p in parts
+                       if type(p.get("functionResponse")) is dict]
+            if waiting is not None:
+                if role == "model" or sorted(map(str, answers)) != sorted(map(str, waiting)):
+                    return False
+                if any("functionResponse" not in p for p in parts[: len(answers)]):
+                    return False
+                waiting = None
+            elif answers:
+                return False
+            if role == "model" and calls:
+                if previous_role == "model":
+                    return False
+                if any(i is not None and (i in ids or type(i) is not str) for _, i in calls):
+                    return False
+                ids.update(i for _, i in calls)
+                waiting = calls
+            elif role not in _ROLES or (role == "model" and answers):
+                return False
+            previous_role = role
+        return waiting is None
+
+    def parse(self, body: dict[str, Any]) -> Transcript:
+        entries = []
+        open_calls: list[tuple[str | None, str]] = []
+        for index, raw in enumerate(messages_of(body, "contents")):
+            path = f"contents[{index}]"
+            content = require_object(raw, path)
+            role = content.get("role", "user")
+            if role not in _ROLES:
+                raise SanitizeError(f"{path}.role", f"must be 'user' or 'model', not {role!r}")
+            raw_parts = content.get("parts", [])
+            if not isinstance(raw_parts, list):
+                raise SanitizeError(f"{path}.parts", f"must be an array, not {type_name(raw_parts)}")
+            parts = []
+            turn_calls: list[tuple[str | None, str]] = []
+            for k, item in enumerate(raw_parts):
+                part = require_object(item, f"{path}.parts[{k}]")
+                if "functionCall" in part:
+                    call = require_object(part["functionCall"], f"{path}.parts[{k}].functionCall")
+                    name = _name(call)
+                    call_id = _real_id(call) or f"{_INTERNAL}{index}:{k}"
+                    turn_calls.append((name, call_id))
+                    parts.append(Part(CALL, part, call_id, name))
+                elif "functionResponse" in part:
+                    answer = require_object(part["functionResponse"], f"{path}.parts[{k}].functionResponse")
+                    call_id = _real_id(answer) or _match(open_calls, _name(answer)) or f"{_INTERNAL}?{index}:{k}"
+                    parts.append(Part(RESULT, part, call_id, _name(answer)))
+                elif part.get("thought") is True:
+                    parts.append(Part(THINKING, part))
+                elif "text" in part:
+                    parts.append(Part(TEXT, part))
+                else:
+                    parts.append(Part(OTHER, part))
+            if turn_calls:
+                open_calls = turn_calls
+            entries.append(Entry("assistant" if role == "model" else "user", parts, content, index))
+        return Transcript(entries, body, key="contents")
+
+    def render(self, transcript: Transcript) -> dict[str, Any]:
+        return transcript.render(lambda e: {**e.source, "parts": [p.raw for p in e.parts]} if e.dirty else e.source)
+
+    def synthetic_result(self, call: Part, text: str) -> Part:
+        assert call.call_id is not None
+        answer: dict[str, Any] = {"name": call.name or "unknown_tool", "response": {"error": text}}
+        if not call.call_id.startswith(_INTERNAL):
+            answer["id"] = call.call_id
+        return Part(RESULT, {"functionResponse": answer}, call.call_id, call.name)
+
+    def new_result_entries(self, parts: list[Part]) -> list[Entry]:
+        return [Entry("user", parts, {"role": "user"}, None, dirty=True)]
+
+    def with_call_id(self, part: Part, call_id: str) -> Part:
+        key = "functionCall" if part.kind == CALL else "functionResponse"
+        raw = {**part.raw, key: {**part.raw[key], "id": call_id}}
+        return Part(part.kind, raw, call_id, part.name)
+
+    def public_id(self, call_id: str | None) -> str | None:
+        return None if call_id is None or call_id.startswith(_INTERNAL) else call_id
+
+    def payload(self, part: Part) -> Any:
+        if part.kind == CALL:
+            return part.raw["functionCall"].get("args")
+        return part.raw["functionResponse"].get("response")
+
+    def text_entry(self, role: str, text: str) -> Entry:
+        return Entry(role, [Part(TEXT, {"text": text})], {"role": "model" if role == "assistant" else role}, None,
+                     dirty=True)
+
+
+def _name(value: dict[str, Any]) -> str | None:
+    name = value.get("name")
+    return name if isinstance(name, str) else None
+
+
+def _real_id(value: dict[str, Any]) -> str | None:
+    ident = value.get("id")
+    return ident if isinstance(ident, str) and ident else None
+
+
+def _match(open_calls: list[tuple[str | None, str]], name: str | None) -> str | None:
+    """The first still-open call of the latest call turn with this name (consumed)."""
+    for n, (call_name, call_id) in enumerate(open_calls):
+        if call_name == name:
+            del open_calls[n]
+            return call_id
+    return None
+
+
+DIALECT = Gemini()
