@@ -7,9 +7,10 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
+import httpx
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -19,7 +20,7 @@ from .context import ProxyState, RequestContext
 from .logs import access_log, log
 from .metrics import Metrics
 from .routes import ROUTE_PATHS, routes
-from .settings import ROUTE_NAMES, Settings
+from .settings import ROUTE_NAMES, ConfigError, Settings
 from .upstream import Upstream
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -28,6 +29,7 @@ _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 def build_app(settings: Settings) -> Starlette:
     """The proxy as an ASGI app. Settings and policy are fixed here; the request path only reads them."""
     state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
+    signer = _bedrock_signer(settings)
     if settings.capture.dir is not None:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
 
@@ -39,6 +41,7 @@ def build_app(settings: Settings) -> Starlette:
                 settings.route(name).upstream,
                 timeouts=settings.timeouts,
                 max_connections=settings.max_connections,
+                sign=signer if name == "bedrock" else None,
             )
         state.ready = True
         try:
@@ -97,7 +100,9 @@ class RequestContextMiddleware:
         finally:
             elapsed = time.perf_counter() - started
             path: str = scope["path"]
-            route = path if path in ROUTE_PATHS else "other"
+            matched = scope.get("route")
+            # Templated routes (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
+            route = path if path in ROUTE_PATHS else getattr(matched, "path", "other")
             self.metrics.requests.labels(route, scope["method"], str(status)).inc()
             self.metrics.request_seconds.labels(route).observe(elapsed)
             log(
@@ -116,6 +121,20 @@ class RequestContextMiddleware:
                 upstream_status=ctx.upstream_status,
                 outcome=ctx.outcome,
             )
+
+
+def _bedrock_signer(settings: Settings) -> Callable[[httpx.Request], Awaitable[None]] | None:
+    """Suture's AWS credentials for the Bedrock route, found once at start-up; raises ConfigError."""
+    if not settings.bedrock.enabled:
+        return None
+    try:
+        from .aws import NoCredentialsError, SigV4Signer
+    except ImportError:
+        raise ConfigError("bedrock.enabled needs botocore: pip install 'suture[bedrock]'") from None
+    try:
+        return SigV4Signer.from_default_chain(settings.bedrock.region)
+    except NoCredentialsError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _request_id(scope: Scope) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 import time
 
 import orjson
+from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -26,6 +28,7 @@ from .upstream import Relay, RelayOutcome, UpstreamError, forward_headers
 # Anthropic's does not (the SDKs' own conventions, so a base URL can be copied from either).
 _UPSTREAM_PATHS: dict[str, dict[RouteName, str]] = {
     "chat": {"openai": "/chat/completions"},
+    "responses": {"openai": "/responses"},
     "messages": {"anthropic": "/v1/messages"},
     "count_tokens": {"anthropic": "/v1/messages/count_tokens"},
     "models": {"openai": "/models", "anthropic": "/v1/models"},
@@ -34,6 +37,7 @@ _UPSTREAM_PATHS: dict[str, dict[RouteName, str]] = {
 ROUTE_PATHS = frozenset(
     {
         "/v1/chat/completions",
+        "/v1/responses",
         "/v1/messages",
         "/v1/messages/count_tokens",
         "/v1/models",
@@ -60,6 +64,38 @@ def _ctx(request: Request) -> RequestContext:
 
 async def chat_completions(request: Request) -> ASGIApp:
     return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["chat"]["openai"])
+
+
+async def responses(request: Request) -> ASGIApp:
+    return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["responses"]["openai"], api="openai-responses")
+
+
+# Gemini names the model and the method in one path segment: /v1beta/models/{model}:{method}.
+GEMINI_METHODS = frozenset({"generateContent", "streamGenerateContent"})
+# Model ids are checked (decoded) before the raw path is appended to the upstream's URL, so no
+# '..' or '/' can walk the request to another upstream path.
+_GEMINI_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_BEDROCK_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/+-]{0,2047}")
+
+
+async def gemini_models(request: Request) -> ASGIApp:
+    model, _, method = request.path_params["rest"].rpartition(":")
+    if method not in GEMINI_METHODS or not _GEMINI_MODEL.fullmatch(model):
+        return error_response(
+            "gemini", 404, "Suture serves models/{model}:generateContent and :streamGenerateContent only"
+        )
+    # The path as the client sent it (Gemini's own paths), after the upstream's bare host.
+    return await _proxy_transcript(request, "gemini", _raw_path(request))
+
+
+async def bedrock_converse(request: Request) -> ASGIApp:
+    if not _state(request).settings.bedrock.enabled:
+        return error_response("bedrock", 404, "the Bedrock route is not enabled on this Suture (bedrock.enabled)")
+    model_id: str = request.path_params["model_id"]
+    if not _BEDROCK_MODEL.fullmatch(model_id) or ".." in model_id.split("/"):
+        return error_response("bedrock", 404, "not a Bedrock model id")
+    # Raw, so a model id's ':' stays %3A as boto3 escaped it: the path is part of the signature.
+    return await _proxy_transcript(request, "bedrock", _raw_path(request))
 
 
 async def messages(request: Request) -> ASGIApp:
@@ -98,6 +134,10 @@ async def metrics(request: Request) -> Response:
 def routes() -> list[BaseRoute]:
     return [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        Route("/v1beta/models/{rest:path}", gemini_models, methods=["POST"]),
+        Route("/model/{model_id:path}/converse", bedrock_converse, methods=["POST"]),
+        Route("/model/{model_id:path}/converse-stream", bedrock_converse, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
@@ -107,7 +147,7 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-async def _proxy_transcript(request: Request, route: RouteName, upstream_path: str) -> ASGIApp:
+async def _proxy_transcript(request: Request, route: RouteName, upstream_path: str, *, api: str = "") -> ASGIApp:
     state, ctx = _state(request), _ctx(request)
     denied = _check_client_key(request, route)
     if denied is not None:
@@ -127,7 +167,7 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
 
     mode = state.settings.mode_for(route)
     ctx.mode = mode
-    api = API_OF_ROUTE[route]
+    api = api or API_OF_ROUTE[route]
     try:
         result = sanitize(body, api=api, policy=state.policy)
     except SanitizeError as exc:
@@ -188,12 +228,12 @@ async def _forward(
     upstream = state.upstreams.get(route)
     if upstream is None or upstream.closed:
         return error_response(route, 503, "Suture is not ready: its upstream clients are not running")
-    drop, replace = _credential_headers(route, state.settings.route(route))
+    drop, replace = _credential_headers(route, state.settings.route(route), request.headers)
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     sent = time.perf_counter()
     try:
         response = await upstream.open(
-            request.method, path, query=request.scope.get("query_string", b""), headers=headers, content=content
+            request.method, path, query=_upstream_query(request, route), headers=headers, content=content
         )
     except UpstreamError as exc:
         ctx.upstream_status = exc.outcome
@@ -257,14 +297,34 @@ async def _forward(
     return Relay(response, on_done=done, keep_head=keep)
 
 
-def _credential_headers(route: RouteName, cfg: RouteSettings) -> tuple[set[str], dict[str, str]]:
-    """Headers to drop and to set when the route holds its own upstream key; none otherwise."""
+def _credential_headers(route: RouteName, cfg: RouteSettings, client: Headers) -> tuple[set[str], dict[str, str]]:
+    """Headers to drop and to set when the route holds its own upstream credentials; none otherwise."""
+    if route == "bedrock":
+        # Suture signs Bedrock requests itself (proxy/aws.py): the client's signature, its
+        # X-Amz-* headers and its key for Suture never leave.
+        return {"authorization", "x-api-key", *(n for n in client if n.startswith("x-amz-"))}, {}
     if cfg.upstream_api_key is None:
         return set(), {}
     key = cfg.upstream_api_key.get_secret_value()
     if route == "openai":
         return {"x-api-key"}, {"authorization": f"Bearer {key}"}
+    if route == "gemini":
+        return {"authorization", "x-api-key"}, {"x-goog-api-key": key}
     return {"authorization"}, {"x-api-key": key}
+
+
+def _upstream_query(request: Request, route: RouteName) -> bytes:
+    query: bytes = request.scope.get("query_string", b"")
+    if route == "gemini" and query and _state(request).settings.gemini.upstream_api_key is not None:
+        # Google's SDKs may send the key as ?key=; Suture's own key replaces it (as x-goog-api-key).
+        query = b"&".join(p for p in query.split(b"&") if p.partition(b"=")[0] != b"key")
+    return query
+
+
+def _raw_path(request: Request) -> str:
+    raw: bytes | None = request.scope.get("raw_path")
+    return raw.decode("ascii") if raw else request.url.path
+
 
 
 def _secrets(request: Request, route: RouteName) -> tuple[str, ...]:
@@ -285,6 +345,9 @@ def _check_client_key(request: Request, route: RouteName) -> Response | None:
     if cfg.client_api_key is None:
         return None
     presented = request.headers.get("x-api-key")
+    if presented is None and route == "gemini":
+        # Google's SDKs send their key as x-goog-api-key, or as ?key= in the URL.
+        presented = request.headers.get("x-goog-api-key") or request.query_params.get("key")
     auth = request.headers.get("authorization", "")
     if presented is None and auth[:7].lower() == "bearer ":
         presented = auth[7:].strip()

@@ -20,8 +20,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from sanitizer import Policy, PolicyError
 
 Mode = Literal["repair", "report", "strict"]
-RouteName = Literal["openai", "anthropic"]
-ROUTE_NAMES: tuple[RouteName, ...] = ("openai", "anthropic")
+RouteName = Literal["openai", "anthropic", "gemini", "bedrock"]
+ROUTE_NAMES: tuple[RouteName, ...] = ("openai", "anthropic", "gemini", "bedrock")
 
 MiB = 1024 * 1024
 
@@ -70,6 +70,38 @@ class RouteSettings(_Section):
             raise ValueError(
                 "client_api_key needs upstream_api_key: with pass-through credentials the client's key "
                 "is the provider's key"
+            )
+        return self
+
+
+class BedrockSettings(RouteSettings):
+    """Bedrock Converse. A repaired body breaks the client's SigV4 signature, so Suture signs every
+    upstream request itself with AWS credentials from the standard chain (environment, profile,
+    SSO, instance role...), and clients authenticate to Suture with ``client_api_key``."""
+
+    upstream: str = Field(description="Base URL; by default https://bedrock-runtime.{region}.amazonaws.com.")
+    enabled: bool = Field(default=False, description="Serve /model/{modelId}/converse[-stream]; needs client_api_key.")
+    region: str = Field(
+        default="us-east-1", pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]+$", description="AWS region requests are signed for."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_upstream(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "upstream" not in data:
+            region = data.get("region", "us-east-1")
+            return {**data, "upstream": f"https://bedrock-runtime.{region}.amazonaws.com"}
+        return data
+
+    @model_validator(mode="after")
+    def _client_key_needs_upstream_key(self) -> BedrockSettings:
+        # Overrides RouteSettings' check: here Suture's upstream credentials are AWS's, not a key.
+        if self.upstream_api_key is not None:
+            raise ValueError("upstream_api_key is not used: Suture signs Bedrock requests with AWS credentials")
+        if self.enabled and self.client_api_key is None:
+            raise ValueError(
+                "enabled needs client_api_key: Suture signs with its own AWS credentials, so it must know "
+                "who may use them (set SUTURE_BEDROCK_CLIENT_API_KEY)"
             )
         return self
 
@@ -140,6 +172,8 @@ class Settings(BaseSettings):
     capture: CaptureSettings = CaptureSettings()
     openai: RouteSettings = RouteSettings(upstream="https://api.openai.com/v1")
     anthropic: RouteSettings = RouteSettings(upstream="https://api.anthropic.com")
+    gemini: RouteSettings = RouteSettings(upstream="https://generativelanguage.googleapis.com")
+    bedrock: BedrockSettings = BedrockSettings.model_validate({})
 
     @classmethod
     def settings_customise_sources(
@@ -154,7 +188,13 @@ class Settings(BaseSettings):
         return (env_settings, init_settings)
 
     def route(self, name: RouteName) -> RouteSettings:
-        return self.openai if name == "openai" else self.anthropic
+        routes: dict[RouteName, RouteSettings] = {
+            "openai": self.openai,
+            "anthropic": self.anthropic,
+            "gemini": self.gemini,
+            "bedrock": self.bedrock,
+        }
+        return routes[name]
 
     def mode_for(self, name: RouteName) -> Mode:
         return self.route(name).mode or self.mode

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import http.cookiejar
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 import anyio
@@ -60,6 +60,14 @@ class UpstreamError(Exception):
         return f"Suture could not reach the upstream {self.base_url} ({self.cause})"
 
 
+class UpstreamSigningError(UpstreamError):
+    status = 502
+    outcome = "signing_failed"
+
+    def describe(self) -> str:
+        return f"Suture could not sign the request for {self.base_url} ({self.cause})"
+
+
 class UpstreamTimeout(UpstreamError):
     status = 504
     outcome = "timeout"
@@ -105,8 +113,9 @@ def relay_headers(upstream: httpx.Response) -> Headers:
 
 
 def is_event_stream(response: httpx.Response) -> bool:
+    """SSE, or Bedrock's binary AWS event stream: either must reach the client unbuffered."""
     content_type: str = response.headers.get("content-type", "")
-    return content_type.lower().startswith("text/event-stream")
+    return content_type.lower().startswith(("text/event-stream", "application/vnd.amazon.eventstream"))
 
 
 class Upstream:
@@ -120,9 +129,12 @@ class Upstream:
         timeouts: TimeoutSettings,
         max_connections: int = 100,
         transport: httpx.AsyncBaseTransport | None = None,
+        sign: Callable[[httpx.Request], Awaitable[None]] | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
+        # Called on each request as built, just before it is sent (Bedrock's SigV4).
+        self.sign = sign
         self.client = httpx.AsyncClient(
             timeout=httpx.Timeout(
                 connect=timeouts.connect, read=timeouts.read, write=timeouts.write, pool=timeouts.pool
@@ -156,6 +168,11 @@ class Upstream:
         if query:
             url += "?" + query.decode("latin-1")
         request = self.client.build_request(method, url, headers=headers, content=content)
+        if self.sign is not None:
+            try:
+                await self.sign(request)
+            except Exception as exc:
+                raise UpstreamSigningError(self.base_url, exc) from None
         try:
             return await self.client.send(request, stream=True)
         except httpx.TimeoutException as exc:

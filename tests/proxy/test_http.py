@@ -316,7 +316,7 @@ def test_the_lifespan_owns_the_upstream_clients() -> None:
     anyio.run(without_lifespan)
     with running_server(app) as url, httpx.Client() as client:
         assert state.ready
-        assert sorted(state.upstreams) == ["anthropic", "openai"]
+        assert sorted(state.upstreams) == ["anthropic", "bedrock", "gemini", "openai"]
         assert client.get(url + "/readyz").status_code == 200
     assert not state.ready
     assert all(upstream.closed for upstream in state.upstreams.values())
