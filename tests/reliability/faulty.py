@@ -1,0 +1,251 @@
+"""A fault-injecting upstream: a raw asyncio HTTP/1.1 server on loopback that misbehaves on request.
+
+Raw sockets, not an ASGI app, so a fault can be placed at the byte level: headers that never
+come, a body cut short of its ``content-length``, a stream cut mid-event, a keep-alive
+connection closed behind the client's back. The client picks the fault per request with an
+``x-fault`` header (Suture forwards client headers), or a test queues faults in ``plan``.
+
+Faults: ``ok`` (default; JSON, or SSE when the body asks to stream), ``slow-headers:<s>``,
+``cut-body``, ``cut-stream``, ``bad-sse``, ``status:<code>`` (429 carries ``retry-after: 7``),
+``close-after`` (answers, then closes the idle keep-alive connection), ``slow-stream:<n>:<s>``
+(n more text events, s seconds apart; a stream the client abandons is counted in ``cancelled``).
+A transcript that still holds the unanswered call ``call_orphan`` gets a 400, as a provider would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import orjson
+
+ORPHAN = "call_orphan"
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    connection: int
+
+
+@dataclass
+class FaultyUpstream:
+    plan: list[str] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
+    connections_opened: int = 0
+    open_connections: int = 0
+    cancelled: int = 0
+    completed_streams: int = 0
+    url: str = ""
+    _loop: asyncio.AbstractEventLoop | None = None
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        """Serve on 127.0.0.1 in a background thread; yield the base URL."""
+        started = threading.Event()
+        stop: list[asyncio.Event] = []
+
+        async def main() -> None:
+            server = await asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024)
+            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            self._loop = asyncio.get_running_loop()
+            stop.append(asyncio.Event())
+            started.set()
+            async with server:
+                await stop[0].wait()
+
+        thread = threading.Thread(target=asyncio.run, args=(main(),), name="faulty-upstream", daemon=True)
+        thread.start()
+        started.wait(10)
+        try:
+            yield self.url
+        finally:
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(stop[0].set)
+            thread.join(10)
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections_opened += 1
+        self.open_connections += 1
+        number = self.connections_opened
+        try:
+            while True:
+                request = await _read_request(reader, number)
+                if request is None:
+                    return
+                self.seen.append(request)
+                fault = self.plan.pop(0) if self.plan else request.headers.get("x-fault", "ok")
+                if not await self._answer(fault, request, reader, writer):
+                    return
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+        except asyncio.CancelledError:
+            return  # the server is stopping; ending quietly keeps asyncio from logging the cancel
+        finally:
+            self.open_connections -= 1
+            writer.close()
+
+    async def _answer(
+        self, fault: str, request: Seen, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Write one answer; False when the connection must close afterwards."""
+        name, _, arg = fault.partition(":")
+        anthropic = request.path.startswith("/v1/messages")
+        wants_stream = b'"stream":true' in request.body.replace(b" ", b"")
+        if name == "slow-headers":
+            await asyncio.sleep(float(arg))
+            name = "ok"
+        if name == "status":
+            code = int(arg)
+            extra = {"retry-after": "7"} if code == 429 else {}
+            body = orjson.dumps({"error": {"message": f"upstream says {code}", "type": "upstream_error"}})
+            writer.write(_head(code, {"content-type": "application/json", "content-length": str(len(body)), **extra}))
+            writer.write(body)
+            await writer.drain()
+            return True
+        if name == "cut-body":
+            writer.write(_head(200, {"content-type": "application/json", "content-length": "500"}))
+            writer.write(b'{"id": "cut", "choices": [')
+            await writer.drain()
+            return False
+        if name in ("cut-stream", "bad-sse", "slow-stream") or (name == "ok" and wants_stream):
+            return await self._stream(name, arg, anthropic, reader, writer)
+        if ORPHAN.encode() in request.body and not _answered(request.body):
+            body = orjson.dumps({"error": {"message": f"tool call {ORPHAN} has no result", "type": "invalid"}})
+            writer.write(_head(400, {"content-type": "application/json", "content-length": str(len(body))}))
+            writer.write(body)
+            await writer.drain()
+            return True
+        body = orjson.dumps(_anthropic_message() if anthropic else _openai_completion())
+        writer.write(_head(200, {"content-type": "application/json", "content-length": str(len(body))}))
+        writer.write(body)
+        await writer.drain()
+        if name == "close-after":
+            await asyncio.sleep(0.05)
+            return False
+        return True
+
+    async def _stream(
+        self, name: str, arg: str, anthropic: bool, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        events = _anthropic_events() if anthropic else _openai_events()
+        writer.write(_head(200, {"content-type": "text/event-stream", "transfer-encoding": "chunked"}))
+        if name == "cut-stream":
+            writer.write(_chunk(events[0]) + _chunk(events[1][: len(events[1]) // 2]))
+            await writer.drain()
+            return False  # no terminating chunk: the stream stops mid-event
+        if name == "bad-sse":
+            # Named, so the Anthropic SDK parses it rather than skipping an unknown event.
+            broken = (b"event: content_block_delta\n" if anthropic else b"") + b'data: {"delta": {"text": "x"\n\n'
+            events = [*events[:2], broken, *events[-1:]]
+        delay, count = 0.0, len(events)
+        if name == "slow-stream":
+            n, _, seconds = arg.partition(":")
+            count, delay = int(n), float(seconds)
+            events = events[:2] + [events[2]] * count + events[2:]
+        gone = asyncio.ensure_future(reader.read(1))  # EOF (b"") when the client closes
+        try:
+            for event in events:
+                if gone.done():
+                    self.cancelled += 1
+                    return False
+                writer.write(_chunk(event))
+                await writer.drain()
+                if delay:
+                    await asyncio.wait([gone], timeout=delay)
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            self.completed_streams += 1
+        except ConnectionError:
+            self.cancelled += 1
+            return False
+        finally:
+            if not gone.done():
+                gone.cancel()
+        return True
+
+
+def _answered(body: bytes) -> bool:
+    compact = body.replace(b" ", b"")
+    return f'"tool_call_id":"{ORPHAN}"'.encode() in compact or f'"tool_use_id":"{ORPHAN}"'.encode() in compact
+
+
+async def _read_request(reader: asyncio.StreamReader, connection: int) -> Seen | None:
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, _ = lines[0].split(" ", 2)
+    headers = {}
+    for line in lines[1:]:
+        if line:
+            key, _, value = line.partition(":")
+            headers[key.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    body = await reader.readexactly(length) if length else b""
+    return Seen(method, path, headers, body, connection)
+
+
+def _head(status: int, headers: dict[str, str]) -> bytes:
+    lines = [f"HTTP/1.1 {status} X"] + [f"{k}: {v}" for k, v in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+def _sse(data: object, event: str | None = None) -> bytes:
+    prefix = f"event: {event}\n".encode() if event else b""
+    return prefix + b"data: " + orjson.dumps(data) + b"\n\n"
+
+
+def _openai_completion() -> dict[str, object]:
+    return {
+        "id": "chatcmpl-faulty",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def _openai_events() -> list[bytes]:
+    def chunk(delta: dict[str, str], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return _sse({"id": "chatcmpl-faulty", "object": "chat.completion.chunk", "created": 0,
+                     "model": "gpt-4o-mini", "choices": [choice]})
+
+    return [chunk({"role": "assistant", "content": ""}), chunk({"content": "hello "}), chunk({"content": "world"}),
+            chunk({}, "stop"), b"data: [DONE]\n\n"]
+
+
+def _anthropic_message() -> dict[str, object]:
+    return {
+        "id": "msg_faulty", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+
+
+def _anthropic_events() -> list[bytes]:
+    start = {**_anthropic_message(), "content": [], "stop_reason": None}
+    return [
+        _sse({"type": "message_start", "message": start}, "message_start"),
+        _sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+             "content_block_start"),
+        _sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi "}},
+             "content_block_delta"),
+        _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
+        _sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+              "usage": {"output_tokens": 2}}, "message_delta"),
+        _sse({"type": "message_stop"}, "message_stop"),
+    ]

@@ -1,0 +1,4 @@
+# The proxy tests' fixtures: no ambient SUTURE_* settings, and Suture's log lines as `logs`.
+from tests.proxy.conftest import _no_ambient_suture_env, logs
+
+__all__ = ["_no_ambient_suture_env", "logs"]
