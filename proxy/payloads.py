@@ -103,7 +103,7 @@ def _find(text: str) -> _Found | None:
     except ValueError:
         whole = None
     if isinstance(whole, dict):
-        if whole.get("suture_capture") and _is_transcript(whole.get("original")):
+        if whole.get("suture_capture") and _is_body(whole.get("original")):
             headers = whole.get("headers")
             return (
                 whole["original"],
@@ -112,9 +112,9 @@ def _find(text: str) -> _Found | None:
                 _safe_headers(headers.items() if isinstance(headers, dict) else ()),
                 whole.get("api") if isinstance(whole.get("api"), str) else None,
             )
-        if _is_transcript(whole):
+        if _is_body(whole):
             return whole, "request body", None, {}, None
-        if _is_transcript(whole.get("before")) and "after" in whole:
+        if _is_body(whole.get("before")) and "after" in whole:
             known = whole.get("api") if isinstance(whole.get("api"), str) else None
             return whole["before"], "golden fixture", None, {}, known
     if whole is not None:
@@ -176,6 +176,11 @@ def _is_transcript(value: Any) -> bool:
         return False
     # `input` must be a list: a tool_use block's `input` is an object, an embeddings request's a string.
     return any(isinstance(value.get(key), list) for key in _TRANSCRIPT_KEYS)
+
+
+def _is_body(value: Any) -> bool:
+    # Where the input says "this is the body", a string `input` is a (one-turn) Responses request too.
+    return _is_transcript(value) or (isinstance(value, dict) and isinstance(value.get("input"), str) and "model" in value)
 
 
 def _search(value: Any, depth: int = 0) -> dict[str, Any] | None:
@@ -273,7 +278,7 @@ def detect_api(
         return "anthropic-messages", "the request has an anthropic-version header"
     if isinstance(body.get("contents"), list):
         return "gemini", "it has `contents`"
-    if isinstance(body.get("input"), list) and not isinstance(body.get("messages"), list):
+    if isinstance(body.get("input"), list | str) and not isinstance(body.get("messages"), list):
         return "openai-responses", "it has `input` and no `messages`"
     messages = body.get("messages")
     messages = messages if isinstance(messages, list) else []
@@ -293,9 +298,12 @@ def _markers(body: Mapping[str, Any], messages: list[Any]) -> tuple[list[str], l
     anthropic: list[str] = []
     openai: list[str] = []
     bedrock: list[str] = []
-    if "system" in body:
+    system = body.get("system")
+    if isinstance(system, list) and system and all(isinstance(b, dict) and "type" not in b for b in system):
+        bedrock.append("`system` blocks without a type")
+    elif system is not None:
         anthropic.append("top-level `system`")
-    for key in ("inferenceConfig", "toolConfig"):
+    for key in ("inferenceConfig", "toolConfig", "modelId"):
         if key in body:
             bedrock.append(f"`{key}`")
     tools = body.get("tools")

@@ -17,6 +17,7 @@ from ._common import (
     add_input_options,
     examine,
     load,
+    parse_policy,
     provider_of,
     repair_line,
     violation_dict,
@@ -35,16 +36,24 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="payload file(s); - reads stdin")
     add_input_options(parser)
+    parser.add_argument(
+        "--policy", action="append", metavar="KEY=VALUE", help="repair policy, as for `suture fix`; repeatable"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per file on stdout")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        policy = parse_policy(args.policy)
+    except CommandError as exc:
+        print(f"suture: {exc}", file=sys.stderr)
+        return UNUSABLE
     status = OK
     for path in args.files:
         try:
             payload = load(path, args.api)
-            findings = examine(payload, provider_of(payload.api, args.provider))
+            findings = examine(payload, provider_of(payload.api, args.provider), policy)
         except CommandError as exc:
             print(f"suture: {exc}", file=sys.stderr)
             if args.json:

@@ -30,6 +30,7 @@ _KEY_ENV = {
     "openai-chat": "OPENAI_API_KEY",
     "anthropic-messages": "ANTHROPIC_API_KEY",
     "openai-responses": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
 }
 _SHOWN_BYTES = 4096
 _REDACTED = "[redacted]"
@@ -41,9 +42,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="send the original and the repaired body upstream; compare",
         description="Send the payload as captured and as Suture repairs it to URL (a provider, `suture "
         "emulate`, or a Suture proxy) and show both answers side by side. URL is a base URL as the SDKs "
-        "take it (https://api.openai.com/v1, https://api.anthropic.com) or a full endpoint URL. The key "
-        "comes from OPENAI_API_KEY or ANTHROPIC_API_KEY, or from --header; it is never printed. Exit "
-        "status: 0 when the repaired request succeeded, 1 when not, 2 when the input is unusable.",
+        "take it (https://api.openai.com/v1, https://api.anthropic.com) or a full endpoint URL. Gemini and "
+        "Bedrock need the full endpoint URL. The key comes from OPENAI_API_KEY, ANTHROPIC_API_KEY or "
+        "GEMINI_API_KEY, or from --header (Bedrock: only through a Suture proxy, which signs); it is never "
+        "printed. Exit status: 0 when the repaired request succeeded, 1 when not, 2 when the input is unusable.",
     )
     parser.add_argument("file", metavar="FILE", help="payload file; - reads stdin")
     parser.add_argument("--to", required=True, metavar="URL", help="where to send both requests")
@@ -72,10 +74,15 @@ def target_url(base: str, api: str, path: str | None = None) -> str:
     url = httpx.URL(base)
     if url.scheme not in ("http", "https") or not url.host:
         raise CommandError(f"--to must be an http:// or https:// URL, not {base!r}")
-    endpoint = _ENDPOINTS[api]
     trimmed = base.rstrip("/")
     if url.path.rstrip("/") == "" and path:
         return trimmed + path
+    endpoint = _ENDPOINTS.get(api)
+    if endpoint is None:
+        # Gemini's and Bedrock's paths name the model, which the body does not hold.
+        if url.path.rstrip("/") == "":
+            raise CommandError(f"--to must be the full endpoint URL for {api} (the path names the model)")
+        return trimmed
     if trimmed.endswith(endpoint):
         return trimmed
     if trimmed.endswith("/v1"):
@@ -86,10 +93,12 @@ def target_url(base: str, api: str, path: str | None = None) -> str:
 
 def request_headers(api: str, safe: dict[str, str], extra: list[str]) -> dict[str, str]:
     headers = {"content-type": "application/json", **safe}
-    key = os.environ.get(_KEY_ENV[api], "")
+    key = os.environ.get(_KEY_ENV.get(api, ""), "")
     if key:
         if api == "anthropic-messages":
             headers["x-api-key"] = key
+        elif api == "gemini":
+            headers["x-goog-api-key"] = key
         else:
             headers["authorization"] = f"Bearer {key}"
     if api == "anthropic-messages":
