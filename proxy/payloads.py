@@ -180,7 +180,8 @@ def _is_transcript(value: Any) -> bool:
 
 def _is_body(value: Any) -> bool:
     # Where the input says "this is the body", a string `input` is a (one-turn) Responses request too.
-    return _is_transcript(value) or (isinstance(value, dict) and isinstance(value.get("input"), str) and "model" in value)
+    one_turn = isinstance(value, dict) and isinstance(value.get("input"), str) and "model" in value
+    return one_turn or _is_transcript(value)
 
 
 def _search(value: Any, depth: int = 0) -> dict[str, Any] | None:

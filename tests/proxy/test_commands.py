@@ -88,7 +88,7 @@ def test_check_several_files_and_providers(tmp_path: Path, capsys: pytest.Captur
     assert "valid for anthropic (anthropic-messages)" in capsys.readouterr().out
     assert cli.main(["check", str(after), str(SEED)]) == 1
     assert cli.main(["check", str(after), str(SEED), str(tmp_path / "missing.json")]) == 2
-    out, err = capsys.readouterr()
+    err = capsys.readouterr().err
     assert f"suture: {tmp_path / 'missing.json'}: cannot read" in err
     assert cli.main(["check", str(SEED), "--provider", "bedrock"]) == 1
     assert "bedrock (anthropic-messages) would reject it" in capsys.readouterr().out
