@@ -41,6 +41,7 @@ def build_app(settings: Settings) -> Starlette:
                 settings.route(name).upstream,
                 timeouts=settings.timeouts,
                 max_connections=settings.max_connections,
+                retries=settings.route(name).retries,
                 sign=signer if name == "bedrock" else None,
             )
         state.ready = True

@@ -34,6 +34,29 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class RetrySettings(_Section):
+    """A bounded retry of one upstream request, only while no byte of an answer reached the client.
+
+    Generation is not idempotent, so nothing is retried unless a route asks: a connect error
+    means the request never arrived; a 429 or 5xx answer is dropped unread before the next try.
+    """
+
+    attempts: int = Field(default=1, ge=1, le=10, description="Tries in all, the first included; 1 never retries.")
+    # Not `on`: YAML reads a bare `on` as the boolean true.
+    when: tuple[Literal["connect", "429", "5xx"], ...] = Field(
+        default=("connect", "429", "5xx"), description="What is retried: connect errors, 429 and 5xx answers."
+    )
+    backoff: float = Field(
+        default=0.5, ge=0, le=30, description="Seconds before the second try, doubled for each next one."
+    )
+
+    @field_validator("when", mode="before")
+    @classmethod
+    def _statuses_as_text(cls, value: Any) -> Any:
+        # `when: [connect, 429]` in YAML gives the number 429.
+        return [str(v) if isinstance(v, int) else v for v in value] if isinstance(value, list | tuple) else value
+
+
 class RouteSettings(_Section):
     """One provider's upstream and how Suture treats its traffic."""
 
@@ -47,6 +70,7 @@ class RouteSettings(_Section):
         default=None,
         description="Key clients must present to Suture (environment only); needs upstream_api_key.",
     )
+    retries: RetrySettings = Field(default=RetrySettings(), description="Retries of failed upstream requests.")
 
     @field_validator("upstream")
     @classmethod

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import http.cookiejar
-from collections.abc import Awaitable, Callable, Iterable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+import aiohttp
 import anyio
 import httpx
+import yarl
 from starlette.types import Message, Receive, Scope, Send
 
-from .settings import TimeoutSettings
+from .logs import log, upstream_log
+from .settings import RetrySettings, TimeoutSettings
 
 # RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
 # our own server; `host` and `content-length` are set anew by httpx for the upstream request.
@@ -31,6 +36,8 @@ _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect"}
 # uvicorn writes its own `date`; two would confuse clients.
 _NOT_RELAYED = HOP_BY_HOP | {"date"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+# Seconds of an upstream's Retry-After that Suture waits out itself before a retry.
+_MAX_RETRY_AFTER = 30
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -118,6 +125,110 @@ def is_event_stream(response: httpx.Response) -> bool:
     return content_type.lower().startswith(("text/event-stream", "application/vnd.amazon.eventstream"))
 
 
+def _httpx_error(exc: BaseException, request: httpx.Request) -> BaseException:
+    """aiohttp's exception as the httpx exception httpx's own transport raises for that fault."""
+    kind: type[httpx.TransportError]
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        kind = httpx.ConnectTimeout
+    elif isinstance(exc, aiohttp.ServerTimeoutError):
+        kind = httpx.ReadTimeout
+    elif isinstance(exc, aiohttp.ClientConnectorError):  # refused, unresolvable, TLS handshake
+        kind = httpx.ConnectError
+    elif isinstance(exc, asyncio.TimeoutError):
+        kind = httpx.PoolTimeout
+    elif isinstance(exc, aiohttp.ClientOSError):
+        kind = httpx.ReadError
+    elif isinstance(exc, aiohttp.ClientError):  # cut bodies, malformed answers, early closes
+        kind = httpx.RemoteProtocolError
+    else:
+        return exc
+    return kind(str(exc) or type(exc).__name__, request=request)
+
+
+class _AiohttpStream(httpx.AsyncByteStream):
+    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
+        self._response = response
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._response.content.iter_any():  # as the bytes arrive
+                yield chunk
+        except Exception as exc:
+            mapped = _httpx_error(exc, self._request)
+            if mapped is exc:
+                raise
+            raise mapped from exc
+
+    async def aclose(self) -> None:
+        if self._response.content.at_eof():
+            self._response.release()  # back to the pool
+        else:
+            # Mid-message: closing the connection is what cancels the upstream request.
+            self._response.close()
+
+
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """httpx's interface over aiohttp's connection pool, which costs a fraction of httpcore's.
+
+    httpcore scans every pooled connection on each request; behind Suture that was most of the
+    proxy's cost (bench/run.py; README, Benchmarks). Requests go as httpx built them: the URL as
+    encoded (a signed Bedrock path stays byte-identical), headers in order with duplicates, and
+    none of aiohttp's own defaults. Bodies are not decompressed. aiohttp has no write timeout.
+    """
+
+    def __init__(self, timeouts: TimeoutSettings, max_connections: int) -> None:
+        self._timeout = aiohttp.ClientTimeout(
+            total=None,
+            # aiohttp's `connect` spans the wait for a pooled connection and the connect itself.
+            connect=timeouts.pool + timeouts.connect,
+            sock_connect=timeouts.connect,
+            sock_read=timeouts.read,
+        )
+        self._max_connections = max_connections
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        # Made on first use: an aiohttp session belongs to the event loop that runs it.
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
+                timeout=self._timeout,
+                cookie_jar=aiohttp.DummyCookieJar(),  # stores nothing, like _NoCookies
+                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
+                auto_decompress=False,
+                trust_env=False,
+            )
+        return self._session
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.headers.raw]
+        try:
+            response = await self._client().request(
+                request.method,
+                yarl.URL(str(request.url), encoded=True),
+                headers=headers,
+                data=request.content or None,
+                allow_redirects=False,
+            )
+        except Exception as exc:
+            mapped = _httpx_error(exc, request)
+            if mapped is exc:
+                raise
+            raise mapped from exc
+        return httpx.Response(
+            response.status,
+            headers=response.raw_headers,
+            stream=_AiohttpStream(response, request),
+            request=request,
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": (response.reason or "").encode()},
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
 class Upstream:
     """One provider's base URL and its shared, pooled, cookie-less client."""
 
@@ -130,9 +241,11 @@ class Upstream:
         max_connections: int = 100,
         transport: httpx.AsyncBaseTransport | None = None,
         sign: Callable[[httpx.Request], Awaitable[None]] | None = None,
+        retries: RetrySettings | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
+        self.retries = retries or RetrySettings()
         # Called on each request as built, just before it is sent (Bedrock's SigV4).
         self.sign = sign
         self.client = httpx.AsyncClient(
@@ -144,7 +257,7 @@ class Upstream:
             follow_redirects=False,
             # Proxies or netrc credentials from the environment must not redirect or decorate traffic.
             trust_env=False,
-            transport=transport,
+            transport=transport or AiohttpTransport(timeouts, max_connections),
         )
         # Pass the client's headers as they are: no httpx user-agent, accept or accept-encoding.
         for name_ in ("user-agent", "accept", "accept-encoding"):
@@ -162,7 +275,8 @@ class Upstream:
     ) -> httpx.Response:
         """Send a request to ``base_url + path`` and return the response with its body unread.
 
-        The caller must close it (``Relay`` does). Raises :class:`UpstreamError`.
+        The caller must close it (``Relay`` does). Raises :class:`UpstreamError`. A connect error
+        or a 429/5xx answer is retried as ``retries`` allows, always before the caller sees a byte.
         """
         url = self.base_url + path
         if query:
@@ -173,12 +287,56 @@ class Upstream:
                 await self.sign(request)
             except Exception as exc:
                 raise UpstreamSigningError(self.base_url, exc) from None
-        try:
-            return await self.client.send(request, stream=True)
-        except httpx.TimeoutException as exc:
-            raise UpstreamTimeout(self.base_url, exc) from None
-        except httpx.TransportError as exc:
-            raise UpstreamError(self.base_url, exc) from None
+        attempt = 1
+        while True:
+            try:
+                response = await self.client.send(request, stream=True)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                # Never connected, so the upstream never saw the request: safe to send again.
+                if attempt >= self.retries.attempts or "connect" not in self.retries.when:
+                    raise (UpstreamTimeout if isinstance(exc, httpx.TimeoutException) else UpstreamError)(
+                        self.base_url, exc
+                    ) from None
+                reason, delay = type(exc).__name__, self._backoff(attempt)
+            except httpx.TimeoutException as exc:
+                raise UpstreamTimeout(self.base_url, exc) from None
+            except httpx.TransportError as exc:
+                raise UpstreamError(self.base_url, exc) from None
+            else:
+                wait = self._retry_delay(response, attempt)
+                if wait is None:
+                    return response
+                reason, delay = str(response.status_code), wait
+                await response.aclose()  # unread: nothing of this answer reaches the client
+            log(
+                upstream_log,
+                logging.WARNING,
+                "retrying upstream request",
+                upstream=self.base_url,
+                attempt=attempt,
+                reason=reason,
+                delay_s=delay,
+            )
+            await anyio.sleep(delay)
+            attempt += 1
+
+    def _backoff(self, attempt: int) -> float:
+        return float(self.retries.backoff * 2 ** (attempt - 1))
+
+    def _retry_delay(self, response: httpx.Response, attempt: int) -> float | None:
+        """Seconds to wait before retrying this answer, or None to relay it."""
+        status = response.status_code
+        when = self.retries.when
+        wanted = (status == 429 and "429" in when) or (status >= 500 and "5xx" in when)
+        if not wanted or attempt >= self.retries.attempts:
+            return None
+        delay = self._backoff(attempt)
+        retry_after = response.headers.get("retry-after", "")
+        if retry_after.isdigit():
+            if int(retry_after) > _MAX_RETRY_AFTER:
+                return None  # the client is better placed to wait that long, or not
+            delay = max(delay, float(retry_after))
+        return delay
 
 
 @dataclass

@@ -6,7 +6,7 @@ connection closed behind the client's back. The client picks the fault per reque
 ``x-fault`` header (Suture forwards client headers), or a test queues faults in ``plan``.
 
 Faults: ``ok`` (default; JSON, or SSE when the body asks to stream), ``slow-headers:<s>``,
-``cut-body``, ``cut-stream``, ``bad-sse``, ``status:<code>`` (429 carries ``retry-after: 7``),
+``cut-body``, ``cut-stream``, ``bad-sse``, ``status:<code>[:<retry-after>]`` (429 defaults to 7),
 ``close-after`` (answers, then closes the idle keep-alive connection), ``slow-stream:<n>:<s>``
 (n more text events, s seconds apart; a stream the client abandons is counted in ``cancelled``).
 A transcript that still holds the unanswered call ``call_orphan`` gets a 400, as a provider would.
@@ -43,6 +43,7 @@ class FaultyUpstream:
     cancelled: int = 0
     completed_streams: int = 0
     url: str = ""
+    port: int = 0
     _loop: asyncio.AbstractEventLoop | None = None
 
     @contextlib.contextmanager
@@ -52,7 +53,7 @@ class FaultyUpstream:
         stop: list[asyncio.Event] = []
 
         async def main() -> None:
-            server = await asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024)
+            server = await asyncio.start_server(self._connection, "127.0.0.1", self.port, backlog=1024)
             self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
             self._loop = asyncio.get_running_loop()
             stop.append(asyncio.Event())
@@ -102,8 +103,10 @@ class FaultyUpstream:
             await asyncio.sleep(float(arg))
             name = "ok"
         if name == "status":
-            code = int(arg)
-            extra = {"retry-after": "7"} if code == 429 else {}
+            code_text, _, retry_after = arg.partition(":")
+            code = int(code_text)
+            retry_after = retry_after or ("7" if code == 429 else "")
+            extra = {"retry-after": retry_after} if retry_after else {}
             body = orjson.dumps({"error": {"message": f"upstream says {code}", "type": "upstream_error"}})
             writer.write(_head(code, {"content-type": "application/json", "content-length": str(len(body)), **extra}))
             writer.write(body)
