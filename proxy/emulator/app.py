@@ -1,8 +1,9 @@
-"""The strict provider emulator: a fake OpenAI / Anthropic server for tests and demos.
+"""The strict provider emulator: a fake OpenAI / Anthropic / Gemini / Bedrock server for tests and demos.
 
-It answers the three wire formats the way the real providers do where it matters to Suture:
-the same 400 for a broken transcript (via :func:`sanitizer.validate`), the same 401 for a
-missing key, SSE streams the official SDKs parse, and a log of exactly what arrived.
+It answers the five wire formats the way the real providers do where it matters to Suture:
+the same 400 for a broken transcript (via :func:`sanitizer.validate`), the same 401/403 for a
+missing key or signature, streams the official SDKs parse (SSE; AWS event-stream for Bedrock),
+and a log of exactly what arrived.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +24,7 @@ from starlette.routing import Route
 
 from sanitizer import SanitizeError, error_envelope, validate
 
-from . import anthropic_messages, openai_chat, openai_responses
+from . import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
 from .dialect import Dialect, Turn
 from .record import Recorder, parse_body, redact_headers
 from .script import count_tokens, decide_reply, new_id
@@ -83,7 +85,9 @@ class EmulatorConfig:
 
 def build_emulator_app(config: EmulatorConfig) -> Starlette:
     """A Starlette app serving ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``,
-    ``GET /v1/models`` and ``GET /healthz``.
+    Gemini's ``/v1[beta]/models/{model}:generateContent`` and ``:streamGenerateContent``,
+    Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
+    ``GET /healthz``.
 
     ``app.state.requests`` counts requests received (health checks excluded),
     ``app.state.disconnects`` counts streams the client abandoned, and ``app.state.config``
@@ -95,6 +99,11 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
         for path, dialect in DIALECTS.items()
     ]
     routes += [
+        # google-genai calls /v1 by default, /v1beta when asked (and the REST docs use v1beta).
+        Route("/v1/models/{rest:path}", emulator.recorded(emulator.gemini), methods=["POST"]),
+        Route("/v1beta/models/{rest:path}", emulator.recorded(emulator.gemini), methods=["POST"]),
+        Route("/model/{model_id:path}/converse", emulator.recorded(emulator.converse), methods=["POST"]),
+        Route("/model/{model_id:path}/converse-stream", emulator.recorded(emulator.converse), methods=["POST"]),
         Route("/v1/models", emulator.recorded(emulator.models), methods=["GET"]),
         Route("/healthz", _healthz, methods=["GET"]),
         Route("/{path:path}", emulator.recorded(emulator.unknown), methods=_ALL_METHODS),
@@ -178,6 +187,43 @@ class _Emulator:
 
     def answer(self, dialect: Dialect, request: Request, raw: bytes, index: int) -> Response:
         headers = _request_id(dialect.provider)
+        turn = self._turn(dialect, request, raw, headers, model=None)
+        if isinstance(turn, Response):
+            return turn
+        if turn.body.get("stream") is True:
+            return self._stream(dialect, turn, request, index, headers)
+        return _json(200, dialect.render(turn), headers)
+
+    def gemini(self, request: Request, raw: bytes, index: int) -> Response:
+        headers = _request_id("gemini")
+        model, _, method = request.path_params["rest"].rpartition(":")
+        if not model or method not in ("generateContent", "streamGenerateContent"):
+            return self._error("gemini", f"Method not found: {method or request.url.path}.", headers, status=404)
+        turn = self._turn(gemini.DIALECT, request, raw, headers, model=model)
+        if isinstance(turn, Response):
+            return turn
+        if method == "generateContent":
+            return _json(200, gemini.DIALECT.render(turn), headers)
+        if request.query_params.get("alt") == "sse":
+            return self._stream(gemini.DIALECT, turn, request, index, headers)
+        return _json(200, gemini.stream_chunks(turn), headers)
+
+    def converse(self, request: Request, raw: bytes, index: int) -> Response:
+        headers = _request_id("bedrock")
+        dialect = bedrock_converse.DIALECT
+        turn = self._turn(dialect, request, raw, headers, model=request.path_params["model_id"])
+        if isinstance(turn, Response):
+            return turn
+        if request.url.path.endswith("/converse-stream"):
+            return self._stream(dialect, turn, request, index, headers, media_type=bedrock_converse.STREAM_MEDIA_TYPE)
+        return _json(200, dialect.render(turn), headers)
+
+    def _turn(
+        self, dialect: Dialect, request: Request, raw: bytes, headers: dict[str, str], *, model: str | None
+    ) -> Turn | Response:
+        """The scripted turn for a request the provider would accept, else the provider's error.
+
+        ``model`` is the one named in the path (Gemini, Bedrock); otherwise the body's."""
         denied = self._auth_error(request, dialect.provider, headers)
         if denied is not None:
             return denied
@@ -186,8 +232,7 @@ class _Emulator:
         try:
             body = json.loads(raw)
         except ValueError:
-            bad_json = OPENAI_BAD_JSON if dialect.provider == "openai" else ANTHROPIC_BAD_JSON
-            return self._error(dialect.api, bad_json, headers)
+            return self._error(dialect.api, _BAD_JSON[dialect.provider], headers)
         if not isinstance(body, dict):
             return self._error(dialect.api, NOT_AN_OBJECT, headers)
         if (missing := dialect.missing_field(body)) is not None:
@@ -200,21 +245,31 @@ class _Emulator:
             first = violations[0]
             return _json(first.status, first.body, {**headers, **first.headers})
 
-        turn = Turn(
+        return Turn(
             body=body,
-            model=body["model"],
+            model=model if model is not None else body["model"],
             reply=decide_reply(dialect.last_user_text(body)),
             input_tokens=count_tokens(dialect.prompt(body)),
             created=int(time.time()),
         )
-        if body.get("stream") is True:
-            return SSEResponse(
-                dialect.stream(turn),
-                delay=self.config.stream_delay,
-                headers=headers,
-                on_disconnect=functools.partial(self._disconnected, request, index),
-            )
-        return _json(200, dialect.render(turn), headers)
+
+    def _stream(
+        self,
+        dialect: Dialect,
+        turn: Turn,
+        request: Request,
+        index: int,
+        headers: dict[str, str],
+        *,
+        media_type: str | None = None,
+    ) -> Response:
+        """The dialect's frames, paced by ``stream_delay``: SSE unless ``media_type`` says otherwise."""
+        return SSEResponse(
+            dialect.stream(turn),
+            delay=self.config.stream_delay,
+            headers=headers if media_type is None else {**headers, "content-type": media_type},
+            on_disconnect=functools.partial(self._disconnected, request, index),
+        )
 
     def _auth_error(self, request: Request, provider: str, headers: dict[str, str]) -> Response | None:
         if not self.config.require_api_key:
@@ -227,6 +282,16 @@ class _Emulator:
         if provider == "anthropic" and not (request.headers.get("x-api-key") or has_bearer):
             return self._error(
                 "anthropic-messages", ANTHROPIC_MISSING_KEY, headers, status=401, kind="authentication_error"
+            )
+        if provider == "gemini" and not (request.headers.get("x-goog-api-key") or request.query_params.get("key")):
+            return self._error("gemini", gemini.MISSING_KEY, headers, status=403, kind="permission_error")
+        # Bedrock takes SigV4 only here (the signature itself is not checked): a request that
+        # reached the emulator through Suture proves Suture signed it.
+        if provider == "bedrock" and not bearer.startswith("AWS4-HMAC-SHA256 "):
+            return _json(
+                403,
+                {"message": bedrock_converse.MISSING_SIGNATURE},
+                {**headers, "x-amzn-ErrorType": "MissingAuthenticationTokenException"},
             )
         return None
 
@@ -247,7 +312,20 @@ def _openai_error(message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
 
 
+_BAD_JSON = {
+    "openai": OPENAI_BAD_JSON,
+    "anthropic": ANTHROPIC_BAD_JSON,
+    "gemini": gemini.BAD_JSON,
+    "bedrock": bedrock_converse.BAD_JSON,
+}
+
+
 def _request_id(provider: str) -> dict[str, str]:
     if provider == "anthropic":
         return {"request-id": new_id("req_")}
+    if provider == "bedrock":
+        return {"x-amzn-RequestId": str(uuid.uuid4())}
+    if provider == "gemini":
+        # Google sends no request id header; this one is the emulator's, for the record.
+        return {"x-emulator-request-id": new_id("req_", 32)}
     return {"x-request-id": new_id("req_", 32)}

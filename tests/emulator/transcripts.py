@@ -82,3 +82,48 @@ def anthropic_repaired() -> list[Any]:
         "content": [{"type": "tool_result", "tool_use_id": "toolu_slow_1", "content": INTERRUPTED, "is_error": True}],
     }
     return [*seed[:2], result, *seed[2:]]
+
+
+GEMINI_TOOLS: list[Any] = [
+    {
+        "functionDeclarations": [
+            {"name": n, "parameters": {"type": "object", "properties": {}}} for n in ("slow_tool", "get_weather")
+        ]
+    }
+]
+BEDROCK_TOOL_CONFIG: dict[str, Any] = {
+    "tools": [
+        {"toolSpec": {"name": n, "inputSchema": {"json": {"type": "object", "properties": {}}}}}
+        for n in ("slow_tool", "get_weather")
+    ]
+}
+
+
+def gemini_seed() -> list[Any]:
+    return [
+        {"role": "user", "parts": [{"text": ASK}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "slow_tool", "args": {}}}]},
+        {"role": "model", "parts": [{"text": RECOVERY}]},
+        {"role": "user", "parts": [{"text": CORRECTION}]},
+    ]
+
+
+def gemini_repaired() -> list[Any]:
+    seed = gemini_seed()
+    response = {"functionResponse": {"name": "slow_tool", "response": {"error": INTERRUPTED}}}
+    return [*seed[:2], {"role": "user", "parts": [response]}, *seed[2:]]
+
+
+def bedrock_seed() -> list[Any]:
+    return [
+        {"role": "user", "content": [{"text": ASK}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_slow_1", "name": "slow_tool", "input": {}}}]},
+        {"role": "assistant", "content": [{"text": RECOVERY}]},
+        {"role": "user", "content": [{"text": CORRECTION}]},
+    ]
+
+
+def bedrock_repaired() -> list[Any]:
+    seed = bedrock_seed()
+    result = {"toolResult": {"toolUseId": "tooluse_slow_1", "content": [{"text": INTERRUPTED}], "status": "error"}}
+    return [*seed[:2], {"role": "user", "content": [result]}, *seed[2:]]
