@@ -1,14 +1,28 @@
-"""Unit tests of the httpx layer (respx stands in for the network here only)."""
+"""Unit tests of the httpx layer: respx stands in for the transport in the tests of ``Upstream``;
+the aiohttp transport itself is tested against a loopback server."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import aiohttp
 import anyio
 import httpx
 import pytest
 import respx
+from starlette.types import Receive, Scope, Send
 
 from proxy.settings import TimeoutSettings
-from proxy.upstream import Upstream, UpstreamError, UpstreamTimeout, forward_headers, relay_headers
+from proxy.upstream import (
+    AiohttpTransport,
+    Upstream,
+    UpstreamError,
+    UpstreamTimeout,
+    _httpx_error,
+    forward_headers,
+    relay_headers,
+)
+from tests.servers import running_server
 
 BASE = "https://upstream.test/v1"
 
@@ -80,9 +94,11 @@ async def _open(upstream: Upstream, path: str, **kwargs: object) -> httpx.Respon
     return response
 
 
-@respx.mock
-def test_open_targets_base_url_plus_fixed_path_and_stores_no_cookies() -> None:
-    route = respx.post(f"{BASE}/chat/completions").mock(
+# respx's default mocker patches httpcore, which the aiohttp transport never calls; "httpx"
+# replaces the client's transport, so what is tested is Upstream's own layer.
+@pytest.mark.respx(using="httpx")
+def test_open_targets_base_url_plus_fixed_path_and_stores_no_cookies(respx_mock: respx.MockRouter) -> None:
+    route = respx_mock.post(f"{BASE}/chat/completions").mock(
         return_value=httpx.Response(200, headers={"set-cookie": "session=alice; Path=/"}, json={})
     )
 
@@ -114,9 +130,11 @@ def test_open_targets_base_url_plus_fixed_path_and_stores_no_cookies() -> None:
         (httpx.ReadTimeout("slow"), UpstreamTimeout, 504),
     ],
 )
-@respx.mock
-def test_transport_failures_map_to_502_and_504(exc: Exception, expected: type, status: int) -> None:
-    respx.post(f"{BASE}/chat/completions").mock(side_effect=exc)
+@pytest.mark.respx(using="httpx")
+def test_transport_failures_map_to_502_and_504(
+    exc: Exception, expected: type, status: int, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.post(f"{BASE}/chat/completions").mock(side_effect=exc)
 
     async def run() -> None:
         upstream = make()
@@ -130,3 +148,101 @@ def test_transport_failures_map_to_502_and_504(exc: Exception, expected: type, s
         assert BASE in info.value.describe()
 
     anyio.run(run)
+
+
+class Recorder:
+    """A loopback upstream that records each request and answers in three chunks with a cookie."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        self.requests.append(
+            {"method": scope["method"], "path": scope["raw_path"], "query": scope["query_string"],
+             "headers": scope["headers"], "body": body}
+        )
+        headers = [(b"content-type", b"text/event-stream"), (b"set-cookie", b"session=alice; Path=/")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        for part in (b"data: 1\n\n", b"data: 2\n\n", b"data: 3\n\n"):
+            await send({"type": "http.response.body", "body": part, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def test_aiohttp_transport_sends_the_request_as_built_and_relays_the_raw_body() -> None:
+    recorder = Recorder()
+    with running_server(recorder) as base:
+
+        async def run() -> list[bytes]:
+            upstream = Upstream("bedrock", base, timeouts=TimeoutSettings())
+            try:
+                headers = h(("X-Custom", "a"), ("Authorization", "Bearer k"), ("X-Custom", "b"))
+                response = await upstream.open(
+                    "POST", "/model/a%3Ab/converse", query=b"x=1", headers=headers, content=b'{"a":1}'
+                )
+                assert response.status_code == 200
+                chunks = [chunk async for chunk in response.aiter_raw()]
+                await response.aclose()
+                second = await upstream.open("GET", "/v1/models", headers=[])
+                await second.aread()
+                await second.aclose()
+                return chunks
+            finally:
+                await upstream.aclose()
+
+        chunks = anyio.run(run)
+    assert b"".join(chunks) == b"data: 1\n\ndata: 2\n\ndata: 3\n\n"
+    first, second = recorder.requests
+    # The path exactly as encoded (a SigV4 signature covers it), the body and the headers as given:
+    # in order, duplicates kept, and no user-agent, accept, accept-encoding or content-type added.
+    assert (first["method"], first["path"], first["query"], first["body"]) == (
+        "POST", b"/model/a%3Ab/converse", b"x=1", b'{"a":1}'
+    )
+    sent = [(n, v) for n, v in first["headers"] if n not in (b"host", b"content-length", b"connection")]
+    assert sent == h(("x-custom", "a"), ("authorization", "Bearer k"), ("x-custom", "b"))
+    # The upstream's cookie was not stored, so it is not sent back.
+    assert [n for n, _ in second["headers"] if n != b"connection"] == [b"host"]
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (aiohttp.ConnectionTimeoutError("slow connect"), httpx.ConnectTimeout),
+        (aiohttp.SocketTimeoutError("slow read"), httpx.ReadTimeout),
+        (aiohttp.ServerDisconnectedError(), httpx.RemoteProtocolError),
+        (aiohttp.ClientPayloadError("cut"), httpx.RemoteProtocolError),
+        (aiohttp.ClientOSError(104, "reset"), httpx.ReadError),
+        (TimeoutError(), httpx.PoolTimeout),
+    ],
+)
+def test_aiohttp_errors_become_the_httpx_errors_upstream_maps(exc: Exception, expected: type) -> None:
+    request = httpx.Request("POST", "http://upstream.test/v1/chat/completions")
+    mapped = _httpx_error(exc, request)
+    assert type(mapped) is expected
+    assert isinstance(mapped, httpx.RequestError) and mapped.request is request
+
+
+def test_aiohttp_transport_refused_connection_is_a_connect_error() -> None:
+    from tests.servers import free_port
+
+    async def run() -> None:
+        transport = AiohttpTransport(TimeoutSettings(), 1)
+        try:
+            with pytest.raises(httpx.ConnectError):
+                await transport.handle_async_request(httpx.Request("GET", f"http://127.0.0.1:{free_port()}/"))
+        finally:
+            await transport.aclose()
+
+    anyio.run(run)
+
+
+def test_unexpected_errors_are_not_disguised() -> None:
+    exc = ValueError("a bug")
+    assert _httpx_error(exc, httpx.Request("GET", "http://x/")) is exc
