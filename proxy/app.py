@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .capture import Capturer, CaptureStore
 from .context import ProxyState, RequestContext
+from .errors import exception_handlers
 from .logs import access_log, log
 from .metrics import Metrics
 from .routes import ROUTE_PATHS, routes
@@ -57,6 +58,7 @@ def build_app(settings: Settings) -> Starlette:
         routes=routes(),
         lifespan=lifespan,
         middleware=[Middleware(RequestContextMiddleware, metrics=state.metrics)],
+        exception_handlers=exception_handlers(),
     )
     app.state.suture = state
     return app

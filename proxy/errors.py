@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import Response
 
 from sanitizer.validation import error_envelope
@@ -27,3 +31,42 @@ def error_response(route: RouteName, status: int, message: str) -> Response:
     """
     status, body, headers = error_envelope(API_OF_ROUTE[route], route, message, status=status)
     return Response(orjson.dumps(body), status_code=status, headers=headers, media_type="application/json")
+
+
+def provider_of(request: Request) -> RouteName:
+    """The provider a request that reached no endpoint speaks, judged by its path and headers."""
+    path, headers = request.url.path, request.headers
+    if path.startswith("/v1/messages") or "anthropic-version" in headers or "x-api-key" in headers:
+        return "anthropic"
+    if path.startswith("/v1beta/") or "x-goog-api-key" in headers:
+        return "gemini"
+    if path.startswith("/model/"):
+        return "bedrock"
+    return "openai"
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    # Starlette's router raises these for an unknown path (404) or method (405).
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        message = f"{request.method} is not allowed on {request.url.path}; use {allowed}"
+    else:
+        message = f"Suture serves no endpoint at {request.method} {request.url.path}"
+    response = error_response(provider_of(request), exc.status_code, message)
+    response.headers.update(exc.headers or {})
+    return response
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    # The outermost middleware answers here, outside the one that stamps the request id.
+    response = error_response(provider_of(request), 500, "Suture failed on this request; it is in Suture's log")
+    ctx = request.scope.get("suture")
+    if ctx is not None:
+        response.headers["x-request-id"] = ctx.request_id
+    return response
+
+
+def exception_handlers() -> dict[Any, Any]:
+    """Starlette's errors in the provider's shape instead of plain text."""
+    return {404: _http_error, 405: _http_error, Exception: _internal_error}

@@ -70,8 +70,7 @@ async def responses(request: Request) -> ASGIApp:
     return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["responses"]["openai"], api="openai-responses")
 
 
-# Gemini names the model and the method in one path segment: /v1beta/models/{model}:{method}
-# (or /v1/...).
+# Gemini names the model and the method in one path segment: /v1beta/models/{model}:{method}.
 GEMINI_METHODS = frozenset({"generateContent", "streamGenerateContent"})
 # Model ids are checked (decoded) before the raw path is appended to the upstream's URL, so no
 # '..' or '/' can walk the request to another upstream path.
@@ -136,8 +135,6 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
-        # google-genai calls /v1 by default, /v1beta when asked (and the REST docs use v1beta).
-        Route("/v1/models/{rest:path}", gemini_models, methods=["POST"]),
         Route("/v1beta/models/{rest:path}", gemini_models, methods=["POST"]),
         Route("/model/{model_id:path}/converse", bedrock_converse, methods=["POST"]),
         Route("/model/{model_id:path}/converse-stream", bedrock_converse, methods=["POST"]),
@@ -155,6 +152,11 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
     denied = _check_client_key(request, route)
     if denied is not None:
         return denied
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not _is_json(content_type):
+        return error_response(
+            route, 415, f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}"
+        )
     limit = state.settings.max_body_bytes
     try:
         raw = await _read_body(request, limit)
@@ -201,8 +203,17 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
             )
 
     if mode == "repair" and result.repairs:
-        content = orjson.dumps(result.body)
-        ctx.repairs_applied = len(result.repairs)
+        try:
+            content = orjson.dumps(result.body)
+            ctx.repairs_applied = len(result.repairs)
+        except orjson.JSONEncodeError:
+            # orjson reads 1024 levels of nesting but writes only 254: a body nested between the
+            # two goes on as the client sent it, as on a sanitizer fault.
+            repair_log.warning(
+                "repaired body nested too deeply to serialise; forwarding the request unchanged",
+                extra={"fields": {"request_id": ctx.request_id}},
+            )
+            content = raw
     else:
         # Nothing changed (or report mode): the client's own bytes, so prompt caches and
         # thinking signatures upstream see exactly what the client sent.
@@ -359,6 +370,12 @@ def _check_client_key(request: Request, route: RouteName) -> Response | None:
         return None
     what = "missing" if presented is None else "invalid"
     return error_response(route, 401, f"{what} API key for this Suture proxy")
+
+
+def _is_json(content_type: str) -> bool:
+    # No Content-Type at all is taken as JSON; any other type is a mistake (curl -d sends a form type).
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
 async def _read_body(request: Request, limit: int) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import http.cookiejar
+import io
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ _NOT_RELAYED = HOP_BY_HOP | {"date"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 # Seconds of an upstream's Retry-After that Suture waits out itself before a retry.
 _MAX_RETRY_AFTER = 30
+_AIOHTTP_LARGE_BODY = 2**20
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -168,6 +170,14 @@ class _AiohttpStream(httpx.AsyncByteStream):
             self._response.close()
 
 
+def _payload(content: bytes) -> bytes | io.BytesIO | None:
+    # aiohttp warns (ResourceWarning) on raw bytes over 1 MiB and wants a file object for those;
+    # agent transcripts of several MiB are common.
+    if len(content) > _AIOHTTP_LARGE_BODY:
+        return io.BytesIO(content)
+    return content or None
+
+
 class AiohttpTransport(httpx.AsyncBaseTransport):
     """httpx's interface over aiohttp's connection pool, which costs a fraction of httpcore's.
 
@@ -208,7 +218,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 request.method,
                 yarl.URL(str(request.url), encoded=True),
                 headers=headers,
-                data=request.content or None,
+                data=_payload(request.content),
                 allow_redirects=False,
             )
         except Exception as exc:
