@@ -140,7 +140,8 @@ class CaptureStore:
         data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
         if len(data) > self.max_bytes:
             return None
-        self.directory.mkdir(parents=True, exist_ok=True)
+        # Transcripts are the users' conversations: readable by Suture's own user only.
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         stem = _stem(record)
         target = self.directory / (stem + _SUFFIX)
         n = 1
@@ -149,7 +150,7 @@ class CaptureStore:
             target = self.directory / f"{stem}-{n}{_SUFFIX}"
         temp = self.directory / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
         try:
-            with open(temp, "wb") as handle:
+            with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())

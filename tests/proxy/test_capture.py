@@ -324,3 +324,11 @@ def test_submit_without_running_drops_and_shutdown_waits_for_pending_writes(tmp_
     anyio.run(serve)
     assert len(CaptureStore(tmp_path).files()) == 3
     assert len(logs.records("suture.capture", event="capture written")) == 3
+
+
+def test_captures_are_private_to_suture_s_user(tmp_path: Path) -> None:
+    store = CaptureStore(tmp_path / "new")
+    path = store.write(draft().finish(200))
+    assert path is not None
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
