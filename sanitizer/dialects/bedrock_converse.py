@@ -43,7 +43,9 @@ class BedrockConverse(Dialect):
             if pending:
                 answered = [b["toolResult"].get("toolUseId") for b in content
                             if type(b) is dict and type(b.get("toolResult")) is dict]
-                if len(answered) != len(content) or sorted(answered) != sorted(pending):
+                if len(answered) != len(content) or any(type(a) is not str for a in answered):
+                    return False
+                if sorted(answered) != sorted(pending):
                     return False
                 pending = set()
                 continue

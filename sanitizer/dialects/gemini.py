@@ -51,7 +51,7 @@ class Gemini(Dialect):
             if role == "model" and calls:
                 if previous_role == "model":
                     return False
-                if any(i is not None and (i in ids or type(i) is not str) for _, i in calls):
+                if any(i is not None and (type(i) is not str or i in ids) for _, i in calls):
                     return False
                 ids.update(i for _, i in calls)
                 waiting = calls
@@ -61,50 +61,79 @@ class Gemini(Dialect):
         return waiting is None
 
     def parse(self, body: dict[str, Any]) -> Transcript:
+        contents = [self._content(raw, index) for index, raw in enumerate(messages_of(body, "contents"))]
+        # Every call gets a key of its own (its position, plus its id if it has one): Gemini ids
+        # are optional and may repeat, so pairing goes by key. A response with an id answers the
+        # first unanswered call before it with that id (or the first after it, if it came early); one
+        # without answers the first open call of that name in the latest call turn.
+        calls_by_id: dict[str, list[tuple[int, str]]] = {}
+        for index, (_, parts) in enumerate(contents):
+            for part in parts:
+                if part.kind == CALL and part.call_id is not None:
+                    real = self.public_id(part.call_id)
+                    if real is not None:
+                        calls_by_id.setdefault(real, []).append((index, part.call_id))
         entries = []
+        answered: set[str] = set()
         open_calls: list[tuple[str | None, str]] = []
-        for index, raw in enumerate(messages_of(body, "contents")):
-            path = f"contents[{index}]"
-            content = require_object(raw, path)
-            role = content.get("role", "user")
-            if role not in _ROLES:
-                raise SanitizeError(f"{path}.role", f"must be 'user' or 'model', not {role!r}")
-            raw_parts = content.get("parts", [])
-            if not isinstance(raw_parts, list):
-                raise SanitizeError(f"{path}.parts", f"must be an array, not {type_name(raw_parts)}")
-            parts = []
-            turn_calls: list[tuple[str | None, str]] = []
-            for k, item in enumerate(raw_parts):
-                part = require_object(item, f"{path}.parts[{k}]")
-                if "functionCall" in part:
-                    call = require_object(part["functionCall"], f"{path}.parts[{k}].functionCall")
-                    name = _name(call)
-                    call_id = _real_id(call) or f"{_INTERNAL}{index}:{k}"
-                    turn_calls.append((name, call_id))
-                    parts.append(Part(CALL, part, call_id, name))
-                elif "functionResponse" in part:
-                    answer = require_object(part["functionResponse"], f"{path}.parts[{k}].functionResponse")
-                    call_id = _real_id(answer) or _match(open_calls, _name(answer)) or f"{_INTERNAL}?{index}:{k}"
-                    parts.append(Part(RESULT, part, call_id, _name(answer)))
-                elif part.get("thought") is True:
-                    parts.append(Part(THINKING, part))
-                elif "text" in part:
-                    parts.append(Part(TEXT, part))
-                else:
-                    parts.append(Part(OTHER, part))
+        for index, (content, parts) in enumerate(contents):
+            turn_calls = [(p.name, p.call_id) for p in parts if p.kind == CALL and p.call_id is not None]
             if turn_calls:
-                open_calls = turn_calls
+                open_calls = list(turn_calls)
+            for k, part in enumerate(parts):
+                if part.kind != RESULT:
+                    continue
+                real = part.call_id
+                key = _by_id(calls_by_id.get(real, []), index, answered) if real else None
+                if key is not None:
+                    open_calls = [c for c in open_calls if c[1] != key]
+                else:
+                    key = _match(open_calls, part.name) if not real else None
+                part.call_id = key or f"{_INTERNAL}?{index}:{k}:{real or ''}"
+                answered.add(part.call_id)
+            role = content.get("role", "user")
             entries.append(Entry("assistant" if role == "model" else "user", parts, content, index))
         return Transcript(entries, body, key="contents")
+
+    @staticmethod
+    def _content(raw: Any, index: int) -> tuple[dict[str, Any], list[Part]]:
+        path = f"contents[{index}]"
+        content = require_object(raw, path)
+        role = content.get("role", "user")
+        if role not in _ROLES:
+            raise SanitizeError(f"{path}.role", f"must be 'user' or 'model', not {role!r}")
+        raw_parts = content.get("parts", [])
+        if not isinstance(raw_parts, list):
+            raise SanitizeError(f"{path}.parts", f"must be an array, not {type_name(raw_parts)}")
+        parts = []
+        for k, item in enumerate(raw_parts):
+            part = require_object(item, f"{path}.parts[{k}]")
+            if "functionCall" in part:
+                call = require_object(part["functionCall"], f"{path}.parts[{k}].functionCall")
+                parts.append(Part(CALL, part, f"{_INTERNAL}{index}:{k}:{_real_id(call) or ''}", _name(call)))
+            elif "functionResponse" in part:
+                answer = require_object(part["functionResponse"], f"{path}.parts[{k}].functionResponse")
+                # The response's own id for now; parse() replaces it with the key of the call it answers.
+                parts.append(Part(RESULT, part, _real_id(answer), _name(answer)))
+            elif part.get("thought") is True:
+                parts.append(Part(THINKING, part))
+            elif "text" in part:
+                parts.append(Part(TEXT, part))
+            else:
+                parts.append(Part(OTHER, part))
+        return content, parts
 
     def render(self, transcript: Transcript) -> dict[str, Any]:
         return transcript.render(lambda e: {**e.source, "parts": [p.raw for p in e.parts]} if e.dirty else e.source)
 
     def synthetic_result(self, call: Part, text: str) -> Part:
         assert call.call_id is not None
-        answer: dict[str, Any] = {"name": call.name or "unknown_tool", "response": {"error": text}}
-        if not call.call_id.startswith(_INTERNAL):
-            answer["id"] = call.call_id
+        # The response names the call exactly as it was named, so id-less pairing finds it again.
+        answer: dict[str, Any] = {} if call.name is None else {"name": call.name}
+        answer["response"] = {"error": text}
+        real = self.public_id(call.call_id)
+        if real is not None:
+            answer["id"] = real
         return Part(RESULT, {"functionResponse": answer}, call.call_id, call.name)
 
     def new_result_entries(self, parts: list[Part]) -> list[Entry]:
@@ -116,7 +145,10 @@ class Gemini(Dialect):
         return Part(part.kind, raw, call_id, part.name)
 
     def public_id(self, call_id: str | None) -> str | None:
-        return None if call_id is None or call_id.startswith(_INTERNAL) else call_id
+        """The id the client gave the call, if any: the part of the key after its position."""
+        if call_id is None or not call_id.startswith(_INTERNAL):
+            return call_id
+        return call_id.split(":", 2)[2] or None
 
     def payload(self, part: Part) -> Any:
         if part.kind == CALL:
@@ -136,6 +168,17 @@ def _name(value: dict[str, Any]) -> str | None:
 def _real_id(value: dict[str, Any]) -> str | None:
     ident = value.get("id")
     return ident if isinstance(ident, str) and ident else None
+
+
+def _by_id(calls: list[tuple[int, str]], index: int, answered: set[str]) -> str | None:
+    """The first unanswered call before ``index`` with this id (else the last one, or the first after)."""
+    before = [key for at, key in calls if at < index]
+    open_before = [key for key in before if key not in answered]
+    if open_before:
+        return open_before[0]
+    if before:
+        return before[-1]
+    return calls[0][1] if calls else None
 
 
 def _match(open_calls: list[tuple[str | None, str]], name: str | None) -> str | None:

@@ -37,6 +37,9 @@ class OpenAIResponses(Dialect):
             if type(item) is not dict:
                 return False
             kind = item.get("type", "message")
+            # Membership tests hash: a type or id that is not a string is for parse() to reject.
+            if type(kind) is not str:
+                return False
             if kind in _CALLS:
                 call_id = item.get("call_id")
                 if previous in _OUTPUTS or type(call_id) is not str or not call_id or call_id in seen:
@@ -44,9 +47,10 @@ class OpenAIResponses(Dialect):
                 seen.add(call_id)
                 pending.add(call_id)
             elif kind in _OUTPUTS:
-                if item.get("call_id") not in pending:
+                answered = item.get("call_id")
+                if type(answered) is not str or answered not in pending:
                     return False
-                pending.discard(item["call_id"])
+                pending.discard(answered)
             elif pending or kind == "reasoning" or (kind == "message" and item.get("role") not in _ROLES):
                 # Reasoning items and calls still waiting for outputs take the careful path.
                 return False

@@ -52,7 +52,7 @@ class MisplacedToolResult(Rule):
         for owner, holder, part in moving:
             ctx.report(
                 self, "moved", holder, part.call_id,
-                f"moved the result for call {part.call_id!r} from message {holder.origin} "
+                f"moved the result for call {ctx.dialect.public_id(part.call_id)!r} from message {holder.origin} "
                 f"to right after its call in message {owner.origin}",
             )
             holder.parts = [p for p in holder.parts if p is not part]
