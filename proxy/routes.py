@@ -70,7 +70,8 @@ async def responses(request: Request) -> ASGIApp:
     return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["responses"]["openai"], api="openai-responses")
 
 
-# Gemini names the model and the method in one path segment: /v1beta/models/{model}:{method}.
+# Gemini names the model and the method in one path segment: /v1beta/models/{model}:{method}
+# (or /v1/...).
 GEMINI_METHODS = frozenset({"generateContent", "streamGenerateContent"})
 # Model ids are checked (decoded) before the raw path is appended to the upstream's URL, so no
 # '..' or '/' can walk the request to another upstream path.
@@ -135,6 +136,8 @@ def routes() -> list[BaseRoute]:
     return [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
+        # google-genai calls /v1 by default, /v1beta when asked (and the REST docs use v1beta).
+        Route("/v1/models/{rest:path}", gemini_models, methods=["POST"]),
         Route("/v1beta/models/{rest:path}", gemini_models, methods=["POST"]),
         Route("/model/{model_id:path}/converse", bedrock_converse, methods=["POST"]),
         Route("/model/{model_id:path}/converse-stream", bedrock_converse, methods=["POST"]),
