@@ -30,6 +30,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from .app import build_app
     from .logs import configure_logging
+    from .server import GracefulServer
     from .settings import ConfigError, load_settings
 
     if args.port is not None and not 0 <= args.port <= 65535:
@@ -45,7 +46,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"suture: config error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
@@ -55,7 +56,9 @@ def _serve(args: argparse.Namespace) -> int:
         proxy_headers=False,  # X-Forwarded-* are the client's claims, not facts
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
-    return 0
+    server = GracefulServer(config)
+    server.run()
+    return 0 if server.started else 3  # uvicorn's own status for a server that could not start
 
 
 def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
