@@ -74,12 +74,17 @@ class UpstreamTimeout(UpstreamError):
         return f"the upstream {self.base_url} did not answer in time ({self.cause})"
 
 
-def _connection_tokens(headers: Iterable[tuple[bytes, bytes]]) -> set[str]:
+# Names compared as bytes: nothing is decoded per header on the request path.
+_NOT_FORWARDED_BYTES = frozenset(name.encode() for name in _NOT_FORWARDED)
+_NOT_RELAYED_BYTES = frozenset(name.encode() for name in _NOT_RELAYED)
+
+
+def _connection_tokens(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
     # Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
-    tokens: set[str] = set()
+    tokens: set[bytes] = set()
     for name, value in headers:
         if name.lower() == b"connection":
-            tokens.update(t.strip().lower() for t in value.decode("latin-1").split(",") if t.strip())
+            tokens.update(t.strip().lower() for t in value.split(b",") if t.strip())
     return tokens
 
 
@@ -88,10 +93,11 @@ def forward_headers(
 ) -> Headers:
     """The client's headers as they go upstream: hop-by-hop and ``drop`` removed, ``replace`` set."""
     client = list(client)
-    replace = {k.lower(): v for k, v in (replace or {}).items()}
-    dropped = _NOT_FORWARDED | _connection_tokens(client) | set(replace) | {d.lower() for d in drop}
-    out = [(n, v) for n, v in client if n.decode("latin-1").lower() not in dropped]
-    out.extend((k.encode("latin-1"), v.encode("latin-1")) for k, v in replace.items())
+    replaced = {k.lower().encode("latin-1"): v.encode("latin-1") for k, v in (replace or {}).items()}
+    dropped = _NOT_FORWARDED_BYTES | _connection_tokens(client) | set(replaced)
+    dropped |= {d.lower().encode("latin-1") for d in drop}
+    out = [(n, v) for n, v in client if n.lower() not in dropped]
+    out.extend(replaced.items())
     if not any(n.lower() == b"accept-encoding" for n, _ in out):
         # Bytes are relayed as the upstream encodes them: a client that asked for no encoding
         # must get none, so httpx's own default (gzip...) may not stand in for it.
@@ -102,8 +108,8 @@ def forward_headers(
 def relay_headers(upstream: httpx.Response) -> Headers:
     """The upstream's response headers as they go to the client."""
     raw = upstream.headers.raw
-    dropped = _NOT_RELAYED | _connection_tokens(raw)
-    out = [(n, v) for n, v in raw if n.decode("latin-1").lower() not in dropped]
+    dropped = _NOT_RELAYED_BYTES | _connection_tokens(raw)
+    out = [(n, v) for n, v in raw if n.lower() not in dropped]
     if is_event_stream(upstream):
         out = [(n, v) for n, v in out if n.decode("latin-1").lower() not in _SSE_HEADERS]
         out.extend((k.encode(), v.encode()) for k, v in _SSE_HEADERS.items())
