@@ -7,7 +7,8 @@ connection closed behind the client's back. The client picks the fault per reque
 
 Faults: ``ok`` (default; JSON, or SSE when the body asks to stream), ``slow-headers:<s>``,
 ``cut-body``, ``cut-stream``, ``bad-sse``, ``status:<code>[:<retry-after>]`` (429 defaults to 7),
-``close-after`` (answers, then closes the idle keep-alive connection), ``slow-stream:<n>:<s>``
+``close-after`` (answers, then closes the idle keep-alive connection), ``redirect:<base>`` (a 307
+to the same path on another host), ``echo-key`` (a 401 that quotes the client's key), ``slow-stream:<n>:<s>``
 (n more text events, s seconds apart; a stream the client abandons is counted in ``cancelled``).
 A transcript that still holds the unanswered call ``call_orphan`` gets a 400, as a provider would.
 """
@@ -109,6 +110,19 @@ class FaultyUpstream:
             extra = {"retry-after": retry_after} if retry_after else {}
             body = orjson.dumps({"error": {"message": f"upstream says {code}", "type": "upstream_error"}})
             writer.write(_head(code, {"content-type": "application/json", "content-length": str(len(body)), **extra}))
+            writer.write(body)
+            await writer.drain()
+            return True
+        if name == "redirect":
+            writer.write(_head(307, {"location": arg + request.path, "content-length": "0"}))
+            await writer.drain()
+            return True
+        if name == "echo-key":
+            # As OpenAI does: "Incorrect API key provided: sk-...". The client may see its own key;
+            # Suture's logs, captures and metrics must not.
+            key = request.headers.get("authorization", "") + request.headers.get("x-api-key", "")
+            body = orjson.dumps({"error": {"message": f"Incorrect API key provided: {key}", "type": "invalid"}})
+            writer.write(_head(401, {"content-type": "application/json", "content-length": str(len(body))}))
             writer.write(body)
             await writer.drain()
             return True
