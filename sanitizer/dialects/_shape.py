@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import SanitizeError
+from .._ir import CALL, RESULT
 
 
 def messages_of(body: dict[str, Any], key: str = "messages") -> list[Any]:
@@ -44,3 +45,13 @@ def type_name(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def require_sides(parts: list[Any], role: str, path: str, *, caller: str, answerer: str) -> None:
+    """Tool calls come from the model's turns and results from the user's: anything else is malformed."""
+    for index, part in enumerate(parts):
+        if part.kind == CALL and role != caller:
+            raise SanitizeError(f"{path}[{index}]", f"tool calls belong in {caller} messages, not in {role} messages")
+        if part.kind == RESULT and role != answerer:
+            problem = f"tool results belong in {answerer} messages, not in {role} messages"
+            raise SanitizeError(f"{path}[{index}]", problem)

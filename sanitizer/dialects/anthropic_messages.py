@@ -8,7 +8,7 @@ from typing import Any
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, SERVER_CALL, SERVER_RESULT, TEXT, THINKING, Entry, Part, Transcript
 from ._base import Dialect
-from ._shape import messages_of, require_id, require_object, type_name
+from ._shape import messages_of, require_id, require_object, require_sides, type_name
 
 ROLES = ("user", "assistant")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
@@ -99,7 +99,9 @@ class AnthropicMessages(Dialect):
             if role not in ROLES:
                 hint = "; put system prompts in the top-level `system` field" if role == "system" else ""
                 raise SanitizeError(f"{path}.role", f"must be 'user' or 'assistant', not {role!r}{hint}")
-            entries.append(Entry(role, _parts(message.get("content"), f"{path}.content"), message, index))
+            parts = _parts(message.get("content"), f"{path}.content")
+            require_sides(parts, role, f"{path}.content", caller="assistant", answerer="user")
+            entries.append(Entry(role, parts, message, index))
         return Transcript(entries, body)
 
     def render(self, transcript: Transcript) -> dict[str, Any]:

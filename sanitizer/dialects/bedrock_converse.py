@@ -12,7 +12,7 @@ from typing import Any
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, TEXT, THINKING, Entry, Part, Transcript
 from ._base import Dialect
-from ._shape import messages_of, require_id, require_object, type_name
+from ._shape import messages_of, require_id, require_object, require_sides, type_name
 
 ROLES = ("user", "assistant")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -55,6 +55,8 @@ class BedrockConverse(Dialect):
                 if "text" in block and (type(block["text"]) is not str or not block["text"].strip()):
                     return False
                 use = block.get("toolUse")
+                if use is not None and message["role"] != "assistant":
+                    return False
                 if use is not None:
                     call_id = use.get("toolUseId") if type(use) is dict else None
                     if type(call_id) is not str or call_id in seen or not TOOL_ID.match(call_id):
@@ -75,6 +77,7 @@ class BedrockConverse(Dialect):
             if not isinstance(content, list):
                 raise SanitizeError(f"{path}.content", f"must be an array of blocks, not {type_name(content)}")
             parts = [_part(block, f"{path}.content[{k}]") for k, block in enumerate(content)]
+            require_sides(parts, role, f"{path}.content", caller="assistant", answerer="user")
             entries.append(Entry(role, parts, message, index))
         return Transcript(entries, body)
 

@@ -12,7 +12,7 @@ from typing import Any
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, TEXT, THINKING, Entry, Part, Transcript
 from ._base import Dialect
-from ._shape import messages_of, require_object, type_name
+from ._shape import messages_of, require_object, require_sides, type_name
 
 _ROLES = ("user", "model", "function")
 _INTERNAL = "\x00"
@@ -55,7 +55,7 @@ class Gemini(Dialect):
                     return False
                 ids.update(i for _, i in calls)
                 waiting = calls
-            elif role not in _ROLES or (role == "model" and answers):
+            elif role not in _ROLES or (role == "model" and answers) or (role != "model" and calls):
                 return False
             previous_role = role
         return waiting is None
@@ -92,6 +92,8 @@ class Gemini(Dialect):
                 part.call_id = key or f"{_INTERNAL}?{index}:{k}:{real or ''}"
                 answered.add(part.call_id)
             role = content.get("role", "user")
+            require_sides(parts, "model" if role == "model" else "user", f"contents[{index}].parts",
+                          caller="model", answerer="user")
             entries.append(Entry("assistant" if role == "model" else "user", parts, content, index))
         return Transcript(entries, body, key="contents")
 

@@ -68,6 +68,16 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
      "messages[0].content[0].id: is missing"),
     ("anthropic-messages", {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 7}]}]},
      "messages[0].content[0].tool_use_id: must be a string, not a number"),
+    ("anthropic-messages", {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "x"}]}]},
+     "messages[0].content[0]: tool calls belong in assistant messages, not in user messages"),
+    ("openai-responses", {"input": [{"type": "function_call", "call_id": 5}]}, "input[0].call_id: must be a string"),
+    ("openai-responses", {"input": [{"type": "message", "role": "robot", "content": "x"}]}, "input[0].role: must be one of"),
+    ("gemini", {"contents": [{"role": "user", "parts": {"text": "x"}}]}, "contents[0].parts: must be an array, not an object"),
+    ("gemini", {"contents": [{"role": "user", "parts": [{"functionCall": {"name": "f"}}]}]},
+     "contents[0].parts[0]: tool calls belong in model messages, not in user messages"),
+    ("bedrock-converse", {"messages": [{"role": "user", "content": "hi"}]}, "messages[0].content: must be an array of blocks, not a string"),
+    ("bedrock-converse", {"messages": [{"role": "assistant", "content": [{"toolUse": {"name": "f"}}]}]},
+     "messages[0].content[0].toolUse.toolUseId: is missing"),
 ]
 
 
