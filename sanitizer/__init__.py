@@ -7,12 +7,13 @@ repair log out.
 from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProviderError
 from ._model import Repair, SanitizeResult
 from ._policy import Policy
-from .sanitize import APIS, sanitize
+from .sanitize import APIS, SANITIZE_PROVIDERS, sanitize
 from .validation import PROVIDERS, Violation, error_envelope, validate
 
 __all__ = [
     "APIS",
     "PROVIDERS",
+    "SANITIZE_PROVIDERS",
     "Policy",
     "PolicyError",
     "Repair",

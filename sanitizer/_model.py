@@ -30,11 +30,15 @@ class Repair:
 class SanitizeResult:
     """The repaired body and the record of every repair.
 
-    ``body`` is the very object that was passed in when ``repairs`` is empty.
+    ``body`` is the very object that was passed in when ``repairs`` is empty. When a provider
+    needs ids of its own shape (Mistral), ``restore_ids`` maps each id sent upstream back to the
+    client's, so the proxy can show the agent its own ids in the answer.
     """
 
     body: dict[str, Any]
     repairs: list[Repair] = field(default_factory=list)
+    restore_ids: dict[str, str] = field(default_factory=dict)
+    """Tool-call ids rewritten for the provider (sent id -> the client's id), to map back in responses."""
 
     @property
     def changed(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import SanitizeError, UnknownAPIError
+from ._errors import SanitizeError, UnknownAPIError, UnknownProviderError
 from ._model import SanitizeResult
 from ._policy import Policy
 from .dialects import DIALECTS
@@ -12,28 +12,52 @@ from .dialects._shape import type_name
 from .rules import RULES, Context
 
 APIS = tuple(DIALECTS)
+
+# The providers a body of each format can be bound for. Besides the API's own and its
+# compatible hosts, a gateway (LiteLLM) can translate an OpenAI Chat body for Anthropic,
+# Bedrock or Gemini, whose rules then apply on top of Chat's.
+SANITIZE_PROVIDERS: dict[str, tuple[str, ...]] = {
+    "openai-chat": ("openai", "azure", "mistral", "deepseek", "groq", "moonshot", "minimax", "openrouter",
+                    "vllm", "anthropic", "bedrock", "gemini"),
+    "anthropic-messages": ("anthropic", "bedrock", "vertex"),
+    "openai-responses": ("openai", "azure"),
+    "gemini": ("gemini", "vertex"),
+    "bedrock-converse": ("bedrock",),
+}
 _DEFAULT_POLICY = Policy()
-_RULES_BY_API = {api: tuple(r for r in RULES if r.applies_to(api)) for api in APIS}
+_RULES = {
+    (api, provider): tuple(r for r in RULES if r.applies_to(api, provider))
+    for api, providers in SANITIZE_PROVIDERS.items()
+    for provider in (None, *providers)
+}
 
 
-def sanitize(body: Any, *, api: str, policy: Policy | None = None) -> SanitizeResult:
+def sanitize(body: Any, *, api: str, policy: Policy | None = None, provider: str | None = None) -> SanitizeResult:
     """Repair ``body`` so the provider accepts its transcript.
 
     Returns the repaired body and one :class:`Repair` per change. When nothing needs repair,
     ``result.body`` is ``body`` itself (so callers can forward the original bytes). The input
     is never mutated. A body of the wrong shape raises :class:`SanitizeError` naming the field.
+    ``provider`` names where the body is bound when that is not the format's own provider
+    (``mistral`` for an OpenAI Chat body, say): that provider's rules apply too.
     """
     dialect = DIALECTS.get(api)
     if dialect is None:
         raise UnknownAPIError(f"unknown api {api!r}; known: {', '.join(APIS)}")
+    if provider is not None and provider not in SANITIZE_PROVIDERS[api]:
+        known = ", ".join(SANITIZE_PROVIDERS[api])
+        raise UnknownProviderError(f"unknown provider {provider!r} for api {api!r}; known: {known}")
     if not isinstance(body, dict):
         raise SanitizeError("", f"the request body must be a JSON object, not {type_name(body)}")
-    if dialect.looks_clean(body):
+    rules = _RULES[(api, provider)]
+    if len(rules) == len(_RULES[(api, None)]) and dialect.looks_clean(body):
         return SanitizeResult(body)
     transcript = dialect.parse(body)
-    ctx = Context(api, dialect, policy or _DEFAULT_POLICY)
-    for rule in _RULES_BY_API[api]:
+    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider)
+    for rule in rules:
         rule.apply(transcript, ctx)
     if not ctx.repairs:
         return SanitizeResult(body)
-    return SanitizeResult(dialect.render(transcript), ctx.repairs)
+    sent = {p.call_id for _, p in transcript.parts()}
+    restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
+    return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)

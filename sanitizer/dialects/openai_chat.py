@@ -89,6 +89,19 @@ class OpenAIChat(Dialect):
         key = "id" if part.kind == CALL else "tool_call_id"
         return Part(part.kind, {**part.raw, key: call_id}, call_id, part.name)
 
+    def has_tool_definitions(self, body: dict[str, Any]) -> bool:
+        return bool(body.get("tools"))
+
+    def stub_tools(self, body: dict[str, Any], names: list[str], description: str) -> dict[str, Any]:
+        tools = [
+            {"type": "function", "function": {"name": n, "description": description, "parameters": {"type": "object"}}}
+            for n in names
+        ]
+        return {"tools": tools} if "tool_choice" in body else {"tools": tools, "tool_choice": "none"}
+
+    def text_entry(self, role: str, text: str) -> Entry:
+        return Entry(role, [Part(TEXT, text)], {"role": role, "content": text}, None, dirty=True)
+
     def payload(self, part: Part) -> Any:
         if part.kind == CALL:
             function = part.raw.get("function")
@@ -131,8 +144,13 @@ def _render_entry(entry: Entry) -> Any:
     if entry.role == "tool":
         return entry.parts[0].raw
     message = dict(entry.source)
-    if isinstance(message.get("content"), list):
-        message["content"] = [p.raw for p in entry.parts if p.kind != CALL]
+    content = [p.raw for p in entry.parts if p.kind != CALL]
+    if all(isinstance(c, str) for c in content):
+        # Merged messages join their texts the way a reader would see them: one paragraph each.
+        if content:
+            message["content"] = "\n\n".join(content)
+    else:
+        message["content"] = [{"type": "text", "text": c} if isinstance(c, str) else c for c in content]
     calls = [p.raw for p in entry.parts if p.kind == CALL]
     if calls:
         message["tool_calls"] = calls

@@ -17,6 +17,9 @@ from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .gm001_consecutive_model_turns import ConsecutiveModelTurns
 from .oa001_empty_tool_calls import EmptyToolCalls
+from .pv001_provider_tool_id import ProviderToolId
+from .pv002_user_after_tool import UserAfterTool
+from .pv003_chat_role_runs import ChatRoleRuns
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -30,6 +33,7 @@ RULES: tuple[Rule, ...] = (
     DuplicateToolCall(),
     ReusedToolCallId(),
     InvalidToolId(),
+    ProviderToolId(),
     OrphanToolResult(),
     DuplicateToolResult(),
     ToolResultNotFirst(),
@@ -43,6 +47,8 @@ RULES: tuple[Rule, ...] = (
     ConsecutiveModelTurns(),
     ToolResultsWithText(),
     ConsecutiveSameRole(),
+    ChatRoleRuns(),
+    UserAfterTool(),
 )
 
 __all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference"]

@@ -20,7 +20,10 @@ class Context:
     api: str
     dialect: Dialect
     policy: Policy
+    provider: str | None = None
     repairs: list[Repair] = field(default_factory=list)
+    restore_ids: dict[str, str] = field(default_factory=dict)
+    """Ids rewritten for the provider, mapped back to the client's own (for the response)."""
 
     def report(
         self,
@@ -45,9 +48,17 @@ class Rule:
     name: ClassVar[str]
     apis: ClassVar[frozenset[str] | None] = None
     """The wire formats the rule applies to; ``None`` means every format."""
+    providers: ClassVar[frozenset[str] | None] = None
+    """The providers the rule applies to; ``None`` means whatever provider the format reaches."""
+    via_gateway: ClassVar[frozenset[str]] = frozenset()
+    """Providers whose rule this also is for OpenAI Chat bodies a gateway (LiteLLM) translates for them."""
 
-    def applies_to(self, api: str) -> bool:
-        return self.apis is None or api in self.apis
+    def applies_to(self, api: str, provider: str | None = None) -> bool:
+        if api == "openai-chat" and provider in self.via_gateway:
+            return True
+        if self.apis is not None and api not in self.apis:
+            return False
+        return self.providers is None or provider in self.providers
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         raise NotImplementedError

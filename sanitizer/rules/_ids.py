@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from .._ir import Transcript
+from .._ir import CALL, RESULT, Transcript
+
+if TYPE_CHECKING:
+    from ._base import Context, Rule
 
 
 def all_ids(transcript: Transcript) -> set[str]:
@@ -22,3 +28,40 @@ def fresh_id(base: str, taken: set[str]) -> str:
 
 def digest(value: str, length: int = 10) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def rewrite_ids(
+    transcript: Transcript, ctx: Context, rule: Rule, valid: re.Pattern[str], candidate: Callable[[str], str]
+) -> None:
+    """Give every call id that ``valid`` rejects a new one, in its call and all its results.
+
+    ``candidate`` proposes an id for an original; a proposal that is taken (or invalid) gets a
+    hash of the original folded in, so the mapping is deterministic and one-to-one. The new ids
+    are recorded in ``ctx.restore_ids`` so the proxy can show the client its own ids again.
+    """
+    bad = {
+        p.call_id for _, p in transcript.parts()
+        if p.kind in (CALL, RESULT) and p.call_id is not None and not valid.match(p.call_id)
+    }
+    if not bad:
+        return
+    taken = all_ids(transcript) - bad
+    mapping: dict[str, str] = {}
+    for original in sorted(bad):
+        new = candidate(original)
+        salt = 0
+        while new in taken or not valid.match(new):
+            salt += 1
+            new = candidate(f"{original}\x00{salt}") if salt > 1 else candidate(original + "\x00")
+        taken.add(new)
+        mapping[original] = new
+        # An id an earlier rule already renamed maps back to what the client sent.
+        ctx.restore_ids[new] = ctx.restore_ids.pop(original, original)
+    for entry in transcript.entries:
+        for index, part in enumerate(entry.parts):
+            if part.kind in (CALL, RESULT) and part.call_id in mapping:
+                new = mapping[part.call_id]
+                if part.kind == CALL:
+                    ctx.report(rule, "renamed", entry, part.call_id, f"tool id rewritten to {new!r}")
+                entry.parts[index] = ctx.dialect.with_call_id(part, new)
+                entry.dirty = True

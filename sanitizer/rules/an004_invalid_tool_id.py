@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import re
 
-from .._ir import CALL, RESULT, Transcript
+from .._ir import Transcript
 from ._base import Context, Rule
-from ._ids import all_ids, digest
+from ._ids import digest, rewrite_ids
 
 _INVALID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -39,28 +39,11 @@ class InvalidToolId(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         valid = ctx.dialect.tool_id_pattern
-        if valid is None:
-            return
-        bad = {
-            p.call_id
-            for _, p in transcript.parts()
-            if p.kind in (CALL, RESULT) and p.call_id is not None and not valid.match(p.call_id)
-        }
-        if not bad:
-            return
-        taken = all_ids(transcript) - bad
-        mapping: dict[str, str] = {}
-        for original in sorted(bad):
-            candidate = _INVALID_CHAR.sub("_", original)[:48]
-            if not candidate or candidate in taken:
-                candidate = f"{candidate or 'toolu'}_{digest(original)}"
-            taken.add(candidate)
-            mapping[original] = candidate
-        for entry in transcript.entries:
-            for index, part in enumerate(entry.parts):
-                if part.kind in (CALL, RESULT) and part.call_id in mapping:
-                    new = mapping[part.call_id]
-                    if part.kind == CALL:
-                        ctx.report(self, "renamed", entry, part.call_id, f"tool id rewritten to {new!r}")
-                    entry.parts[index] = ctx.dialect.with_call_id(part, new)
-                    entry.dirty = True
+        if valid is not None:
+            rewrite_ids(transcript, ctx, self, valid, readable_id)
+
+
+def readable_id(original: str) -> str:
+    """Invalid characters become ``_``; an empty or repeated result gets a short hash."""
+    cleaned = _INVALID_CHAR.sub("_", original)[:48]
+    return cleaned if cleaned and "\x00" not in original else f"{cleaned or 'toolu'}_{digest(original)}"

@@ -50,6 +50,7 @@ class ReusedToolCallId(Rule):
                         entry.parts[index] = ctx.dialect.with_call_id(part, renamed)
                         entry.dirty = True
                         current[original] = renamed
+                        ctx.restore_ids[renamed] = original
                         ctx.report(
                             self, "renamed", entry, original,
                             f"call id {original!r} was already used by an earlier message; renamed it and "

@@ -19,6 +19,7 @@ class Case:
     after: dict[str, Any] | None
     repairs: list[dict[str, Any]] | None
     expect_valid: bool = True
+    provider: str | None = None
 
     @property
     def id(self) -> str:
@@ -28,7 +29,8 @@ class Case:
 def load(path: Path) -> Case:
     doc = json.loads(path.read_text(encoding="utf-8"))
     return Case(
-        path, doc["api"], doc.get("policy") or {}, doc["before"], doc["after"], doc["repairs"], doc.get("expect_valid", True)
+        path, doc["api"], doc.get("policy") or {}, doc["before"], doc["after"], doc["repairs"], doc.get("expect_valid", True),
+        doc.get("provider"),
     )
 
 

@@ -87,3 +87,28 @@ def test_valid_transcripts_take_the_fast_path(api: str) -> None:
         body["messages"][3:5] = [{"role": "user", "content": body["messages"][3]["content"] + body["messages"][4]["content"]}]
     assert DIALECTS[api].looks_clean(body)
     assert sanitize(body, api=api).body is body
+
+
+# Where a gateway delivers an OpenAI Chat body, and the validator that speaks for that provider.
+GATEWAY_TARGETS = {"mistral": "mistral", "anthropic": "anthropic-openai-compat", "gemini": "gemini-openai-compat",
+                   "deepseek": "deepseek", "bedrock": None}
+
+
+@pytest.mark.parametrize("provider", GATEWAY_TARGETS)
+@quick
+@given(evs=events)
+def test_chat_bodies_are_repaired_for_the_provider_they_reach(provider: str, evs: list[Any]) -> None:
+    # A request ends with the user's turn: a trailing assistant message is a prefill, not damage.
+    body = to_openai([*evs, ("user", "over to you")])
+    if provider in ("anthropic", "bedrock"):
+        body["tools"] = [{"type": "function", "function": {"name": "t", "parameters": {"type": "object"}}}]
+    result = sanitize(body, api="openai-chat", provider=provider)
+    assert problems(result.body, "openai-chat") == []
+    checker = GATEWAY_TARGETS[provider]
+    if checker is not None:
+        assert [v.message for v in validate(result.body, api="openai-chat", provider=checker)] == []
+    again = sanitize(result.body, api="openai-chat", provider=provider)
+    assert again.repairs == [] and again.body is result.body
+    sent = {c["id"] for m in result.body["messages"] for c in m.get("tool_calls") or []}
+    client = {c["id"] for m in body["messages"] for c in m.get("tool_calls") or []}
+    assert set(result.restore_ids) <= sent and set(result.restore_ids.values()) <= client

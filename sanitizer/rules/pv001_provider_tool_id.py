@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import hashlib
+import re
+
+from .._ir import Transcript
+from ._base import Context, Rule
+from ._ids import rewrite_ids
+from .an004_invalid_tool_id import readable_id
+
+_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_PATTERNS = {
+    "mistral": re.compile(r"^[a-zA-Z0-9]{9}$"),
+    "anthropic": re.compile(r"^[a-zA-Z0-9_-]+$"),
+    "bedrock": re.compile(r"^[a-zA-Z0-9_-]{1,64}$"),
+}
+
+
+class ProviderToolId(Rule):
+    """
+    What it repairs:
+        Tool-call ids in an OpenAI Chat body that the provider it is bound for does not
+        accept: a gateway (LiteLLM) forwards Chat ids as they are, so ``call_PTLP8xhu3uwZk4l3``
+        reaches Mistral and ``functions.bash:0`` reaches Anthropic or Bedrock.
+
+    Why:
+        Mistral: "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9,
+        with a length of 9."
+        Anthropic: "messages.1.content.0.tool_use.id: String should match pattern
+        '^[a-zA-Z0-9_-]+$'"
+
+    Example:
+        Before (bound for Mistral): assistant calls get_weather (call_PTLP8xhu3uwZk4l3nlnrrJha) /
+                tool result for call_PTLP8xhu3uwZk4l3nlnrrJha
+        After:  the same, with the id ``RF5FavT9V`` in the call and its result
+
+    Safety:
+        Rewrites the id in the call and every result for it, deterministically (a hash of the
+        original), one-to-one. The mapping back to the client's ids is returned with the
+        result (``restore_ids``) so the proxy can show the agent its own ids.
+    """
+
+    code = "PV001"
+    name = "provider-tool-id"
+    apis = frozenset({"openai-chat"})
+    providers = frozenset(_PATTERNS)
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        provider = ctx.provider or ""
+        candidate = _nine_alphanumerics if provider == "mistral" else readable_id
+        rewrite_ids(transcript, ctx, self, _PATTERNS[provider], candidate)
+
+
+def _nine_alphanumerics(original: str) -> str:
+    number = int.from_bytes(hashlib.sha256(original.encode("utf-8", "surrogatepass")).digest()[:8], "big")
+    chars = []
+    for _ in range(9):
+        number, digit = divmod(number, len(_ALPHABET))
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from .._ir import Entry, Transcript
+from ._base import Context, Rule
+
+
+class UserAfterTool(Rule):
+    """
+    What it repairs:
+        A user message right after the tool results, in an OpenAI Chat body bound for a
+        provider that wants the assistant to speak in between: the user's correction after
+        an interrupted (and now answered) call.
+
+    Why:
+        Mistral: "Unexpected role 'user' after role 'tool'"
+        Bedrock (through a gateway, which puts both in one turn): "messages.2.content:
+        Conversation blocks and tool result blocks cannot be provided in the same turn."
+
+    Example:
+        Before: assistant calls get_weather / tool result / user "stop, answer 42"
+        After:  assistant calls get_weather / tool result / assistant "(Tool results received.)" /
+                user "stop, answer 42"
+
+    Safety:
+        Adds one short assistant message (the policy's ``bridge_text``); drops nothing.
+    """
+
+    code = "PV002"
+    name = "user-after-tool"
+    apis = frozenset({"openai-chat"})
+    providers = frozenset({"mistral", "bedrock"})
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        entries: list[Entry] = []
+        for entry in transcript.entries:
+            if entry.role == "user" and entries and entries[-1].role == "tool":
+                ctx.report(self, "bridged", entry, None,
+                           "put a short assistant message between the tool results and this user message")
+                entries.append(ctx.dialect.text_entry("assistant", ctx.policy.bridge_text))
+            entries.append(entry)
+        transcript.entries = entries

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from .._ir import Entry, Transcript
+from ._base import Context, Rule
+
+
+class ChatRoleRuns(Rule):
+    """
+    What it repairs:
+        Consecutive messages of one role in an OpenAI Chat body bound for a provider that does
+        not take them: the interrupt-recovery assistant message after a partial answer, or two
+        user messages left by a dropped turn. For Gemini only runs that end in a tool call
+        matter; Bedrock takes no run at all.
+
+    Why:
+        Bedrock: "A conversation must alternate between user and assistant roles. Make sure
+        the conversation alternates between user and assistant roles and try again."
+        Gemini: "Please ensure that function call turn comes immediately after a user turn or
+        after a function response turn."
+
+    Example:
+        Before (bound for Bedrock): user "go" / assistant "partial" / assistant "I noticed
+                that you have interrupted me." / user "stop"
+        After:  user "go" / assistant "partial\\n\\nI noticed that you have interrupted me." /
+                user "stop"
+
+    Safety:
+        Merges the messages in order (texts joined by a blank line, tool calls kept);
+        nothing is dropped. System messages, which the gateway lifts out of the turns, do not
+        break a run; those inside a merged run are placed before it.
+    """
+
+    code = "PV003"
+    name = "chat-role-runs"
+    apis = frozenset({"openai-chat"})
+    providers = frozenset({"bedrock", "gemini"})
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        # The gateway lifts system and developer messages out of the turns (Gemini's
+        # systemInstruction, Bedrock's system), so they do not separate a run.
+        runs: list[list[Entry]] = []
+        speaking: str | None = None
+        for entry in transcript.entries:
+            lifted = entry.role in _LIFTED
+            if runs and (lifted or (entry.role == speaking and entry.role in ("user", "assistant"))):
+                runs[-1].append(entry)
+            else:
+                runs.append([entry])
+            if not lifted:
+                speaking = entry.role
+        entries: list[Entry] = []
+        for run in runs:
+            speakers = [e for e in run if e.role not in _LIFTED]
+            later = speakers[1:]
+            if later and (ctx.provider == "bedrock" or any(e.calls() for e in later)):
+                head = speakers[0]
+                for entry in later:
+                    ctx.report(self, "merged", entry, None, f"merged into the {entry.role} message before it")
+                    head.parts = head.parts + entry.parts
+                head.dirty = True
+                # System messages inside the run go before it: the gateway lifts them out anyway.
+                entries += [e for e in run if e.role in _LIFTED] + [head]
+            else:
+                entries += run
+        transcript.entries = entries
+
+
+_LIFTED = frozenset({"system", "developer"})
