@@ -59,8 +59,8 @@ def test_serve_runs_the_proxy_and_logs_json_lines() -> None:
             if process.poll() is None:
                 process.kill()
                 process.communicate()
-    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells a supervisor why.
-    assert process.returncode in (0, -signal.SIGTERM)
+    # A graceful stop on SIGTERM is a success (uvicorn alone would re-raise the signal: -15).
+    assert process.returncode == 0
     assert echo.received[0].path == "/v1/chat/completions"
     lines = [json.loads(line) for line in stderr.splitlines() if line.strip()]
     access = [line for line in lines if line["logger"] == "suture.access" and line["path"] == "/v1/chat/completions"]
