@@ -271,3 +271,23 @@ def test_no_bad_request_was_ever_a_500(client: httpx.Client) -> None:
                 if line.startswith("suture_requests_total{")}
     assert "200" in statuses
     assert not any(s.startswith("5") for s in statuses), statuses
+
+
+def test_an_unexpected_fault_is_a_provider_shaped_500_with_the_request_id(
+    echo: EchoUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import proxy.routes
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("internal detail that must not reach the client")
+
+    monkeypatch.setattr(proxy.routes, "validate", boom)
+    url = echo.url  # type: ignore[attr-defined]
+    with suture(anthropic={"upstream": url}, mode="strict") as base, httpx.Client(base_url=base) as client:
+        response = client.post(ANTHROPIC, json=MESSAGES, headers={**ANTHROPIC_HEADERS, "x-request-id": "req-500"})
+        assert response.status_code == 500
+        assert "in Suture's log" in error_of(response, "anthropic")
+        assert "internal detail" not in response.text
+        assert response.headers["x-request-id"] == "req-500"
+        monkeypatch.undo()
+        assert client.post(ANTHROPIC, json=MESSAGES, headers=ANTHROPIC_HEADERS).status_code == 200
