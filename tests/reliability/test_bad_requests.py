@@ -271,6 +271,10 @@ def test_no_bad_request_was_ever_a_500(client: httpx.Client) -> None:
                 if line.startswith("suture_requests_total{")}
     assert "200" in statuses
     assert not any(s.startswith("5") for s in statuses), statuses
+    # Unknown paths share one label: a client cannot grow the metrics without bound.
+    routes = {line.split('route="')[1].split('"')[0] for line in metrics.splitlines()
+              if line.startswith("suture_requests_total{")}
+    assert "other" in routes and all(r == "other" or r.startswith("/v1/") or r == "/healthz" for r in routes), routes
 
 
 def test_an_unexpected_fault_is_a_provider_shaped_500_with_the_request_id(
