@@ -267,6 +267,9 @@ class Upstream:
             ).as_dict()
         }
         self._closed = False
+        # Parsed URLs by (path, query): a handful of paths, so parsing each once saves a URL
+        # parse per request. Bounded, since the query comes from the client.
+        self._urls: dict[tuple[str, bytes], httpx.URL] = {}
 
     @property
     def closed(self) -> bool:
@@ -291,9 +294,11 @@ class Upstream:
         The caller must close it (``Relay`` does). Raises :class:`UpstreamError`. A connect error
         or a 429/5xx answer is retried as ``retries`` allows, always before the caller sees a byte.
         """
-        url = self.base_url + path
-        if query:
-            url += "?" + query.decode("latin-1")
+        url = self._urls.get((path, query))
+        if url is None:
+            url = httpx.URL(self.base_url + path + ("?" + query.decode("latin-1") if query else ""))
+            if len(self._urls) < 256:
+                self._urls[path, query] = url
         # Only Host and Content-Length are added: the client's headers otherwise go as they are.
         request = httpx.Request(method, url, headers=headers, content=content, extensions=self._extensions)
         if self.sign is not None:
