@@ -40,6 +40,7 @@ class Target:
         self.first_error: str | None = None
         self.busy = 0.0
         self.done = 0
+        self.warm_done = 0
 
     async def one(self, record: bool = True) -> None:
         start = time.perf_counter()
@@ -71,6 +72,7 @@ class Target:
             "first_error": self.first_error,
             "busy_s": self.busy,
             "done": self.done,
+            "warm_done": self.warm_done,
         }
 
 
@@ -109,9 +111,11 @@ async def throughput(job: dict[str, Any], targets: list[Target]) -> None:
         await _burst(t, c, seconds=job.get("warmup_s", 0.5))
         t.latencies.clear()
         t.ttfb.clear()
-        t.busy, t.done = 0.0, 0
+        t.warm_done, t.busy, t.done = t.done, 0.0, 0
     for _ in range(job["rounds"]):
         for t in targets:
+            # A pause first, so work a server does after its slice does not fall into the next one.
+            await asyncio.sleep(job.get("settle_s", 0))
             await _burst(t, c, seconds=job["slice_s"])
 
 

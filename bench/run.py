@@ -6,8 +6,8 @@ Starts a zero-delay mock provider (bench/mock_provider.py), Suture (`suture serv
 and LiteLLM's proxy (installed by this script into bench/.venvs/litellm, pinned, one worker) in
 front of it, and drives the same requests through all three from a separate load-generating
 process (bench/load.py, an aiohttp client, installed into bench/.venvs/load). Targets are
-interleaved (A B C A B C... at concurrency 1, one time slice each in turn under load) so machine
-noise falls on all of them alike. Prints percentiles, ratios and the issue's targets.
+interleaved (direct and one proxy in turn, A B A B..., at concurrency 1; one time slice each in turn
+under load) so machine noise falls on all of them alike. Prints percentiles, ratios and the issue's targets.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import secrets
 import shutil
 import signal
 import socket
@@ -114,7 +115,7 @@ def place() -> Placement:
             [b],
             [b],
             note=f"mock and load generator share core {a}; Suture and LiteLLM on core {b} (only one of them "
-            f"is busy at a time), so the proxy under test has a core to itself",
+            f"is busy at a time), away from the mock and the load generator",
         )
     return Placement(note="one core: processes not pinned, all share it")
 
@@ -164,6 +165,17 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: floa
             pass
         time.sleep(0.2)
     return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process and its children so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        for child in children.read_text().split():
+            total += cpu_seconds(int(child))
+    return total
 
 
 def rss_mb(pid: int) -> float:
@@ -233,8 +245,20 @@ class Runner:
         return result
 
     def latency(self, targets: list[Target], path: str, body: Path, rounds: int) -> dict[str, dict[str, Any]]:
-        specs = [t.spec(path) for t in targets]
-        return self.load({"mode": "latency", "targets": specs, "body_file": str(body), "rounds": rounds})
+        """Sequential requests, each proxy interleaved with direct (direct, proxy, direct, proxy...),
+        one pair at a time: work a proxy does after answering (LiteLLM's logging and accounting
+        tasks) must not land on another proxy's requests. A proxy's added figures are taken
+        against the direct samples of its own pair (``base``)."""
+        direct, proxies = targets[0], targets[1:]
+        job = {"mode": "latency", "body_file": str(body), "rounds": rounds}
+        if not proxies:
+            return self.load({**job, "targets": [direct.spec(path)]})
+        out: dict[str, dict[str, Any]] = {}
+        for proxy in proxies:
+            pair = self.load({**job, "targets": [direct.spec(path), proxy.spec(path)]})
+            out.setdefault("direct", pair["direct"])
+            out[proxy.name] = {**pair[proxy.name], "base": pair["direct"]}
+        return out
 
     def throughput(
         self, targets: list[Target], path: str, body: Path, *, concurrency: int, rounds: int, slice_s: float
@@ -243,6 +267,7 @@ class Runner:
         return self.load(
             {
                 "mode": "throughput",
+                "settle_s": 0.5,
                 "targets": specs,
                 "body_file": str(body),
                 "concurrency": concurrency,
@@ -280,9 +305,9 @@ def latency_table(result: dict[str, dict[str, Any]], key: str = "latencies_ms") 
     """Print p50/p90/p99 per target and the same minus direct; return the added figures."""
     widths = [12, 9, 9, 9, 12, 12, 12]
     say("  " + row(["", "p50 ms", "p90 ms", "p99 ms", "+p50 ms", "+p90 ms", "+p99 ms"], widths))
-    base = [pct(result["direct"][key], q) for q in QS]
     added: dict[str, list[float]] = {}
     for name, r in result.items():
+        base = [pct(r.get("base", result["direct"])[key], q) for q in QS]
         ps = [pct(r[key], q) for q in QS]
         extra = ["", "", ""] if name == "direct" else [f"{p - b:+.3f}" for p, b in zip(ps, base, strict=True)]
         if name != "direct":
@@ -343,6 +368,10 @@ def main() -> int:
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}"
     )
     say(f"pinning: {placement.note}")
+    say(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(other work on the machine skews every figure)"
+    )
     say(
         "load generator: bench/load.py, a Python asyncio client (aiohttp on uvloop) in its own process, "
         "one keep-alive connection per concurrent worker"
@@ -440,6 +469,8 @@ def run(
         say(f"LiteLLM: litellm[proxy]=={LITELLM_VERSION} could not be installed here; going on with direct vs Suture")
     else:
         litellm_config(tmp / "litellm.yaml", mock_url)
+        # LiteLLM refuses to start without a strong master key; clients then present it.
+        master_key = "sk-" + secrets.token_hex(24)
         litellm_exe = litellm_python.parent / "litellm"
         litellm_proc = procs.start(
             [
@@ -455,6 +486,7 @@ def run(
                 "1",
             ],
             env={
+                "LITELLM_MASTER_KEY": master_key,
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 "LITELLM_LOG": "ERROR",
                 "LITELLM_TELEMETRY": "False",
@@ -465,7 +497,7 @@ def run(
             log=tmp / "litellm.log",
         )
         if wait_ready(f"http://127.0.0.1:{litellm_port}/health/liveliness", litellm_proc, tmp / "litellm.log", 180):
-            lit = Target("litellm", f"http://127.0.0.1:{litellm_port}", {"authorization": "Bearer sk-bench"})
+            lit = Target("litellm", f"http://127.0.0.1:{litellm_port}", {"authorization": f"Bearer {master_key}"})
             say(
                 f"LiteLLM: litellm[proxy]=={LITELLM_VERSION}, one worker, callbacks and logging off, "
                 f"model gpt-4o -> openai-compatible mock"
@@ -502,13 +534,23 @@ def run(
         f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s per target, "
         f"interleaved)"
     )
+    pids = {"suture": suture.pid, **({"litellm": litellm_proc.pid} if lit and litellm_proc else {})}
+    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
-    rps = {}
+    cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    rps: dict[str, float] = {}
+    cpu_us: dict[str, float] = {}
     for name, res in r.items():
         rps[name] = res["done"] / res["busy_s"] if res["busy_s"] else 0.0
+        cpu = ""
+        if name in pids:
+            # CPU time per request served: what a core could do alone, whatever else ran meanwhile.
+            us = (cpu_after[name] - cpu_before[name]) / (res["done"] + res["warm_done"]) * 1e6
+            cpu_us[name] = us
+            cpu = f"   CPU {us:6.0f} us/request (= {1e6 / us:.0f} req/s per core)"
         say(
             f"  {name:<10}{rps[name]:>9.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   "
-            f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms"
+            f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms{cpu}"
         )
     summary["rps"] = rps
 
@@ -584,6 +626,12 @@ def run(
         a_s, a_l = added["suture"][0], added["litellm"][0]
         ratio_line("LiteLLM added p50 / Suture added p50", a_l, a_s, "target >= 25x")
         ratio_line("Suture req/s / LiteLLM req/s at c=64", rps["suture"], rps["litellm"], "target >= 25x")
+        ratio_line(
+            "Suture / LiteLLM requests per CPU-second at c=64 (capacity of one core each)",
+            cpu_us["litellm"],
+            cpu_us["suture"],
+            "the same comparison, free of whatever else shares the core",
+        )
         ratio_line("LiteLLM added TTFB p50 / Suture added TTFB p50", ttfb["litellm"][0], ttfb["suture"][0], "")
         for n in (10, 100, 1000):
             for kind in ("valid", "broken"):
@@ -593,6 +641,7 @@ def run(
         say("  (no LiteLLM in this run)")
 
     say()
+    say(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     say("== targets (issue 8)")
     p50, _, p99 = added["suture"]
     verdict = [

@@ -1,0 +1,83 @@
+"""The benchmark's pieces work: the mock provider answers every shape, the load generator counts.
+
+No timing is asserted here: bench/run.py is run by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+
+from tests.servers import free_port
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _module(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def mock() -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(BENCH / "mock_provider.py"), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                httpx.get(base + "/v1/models", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.05)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(("path", "text"), [("/v1/chat/completions", '"content":"42"'), ("/v1/messages", '"text":"42"')])
+def test_mock_answers_json_and_streams(mock: str, path: str, text: str) -> None:
+    with httpx.Client(base_url=mock) as client:
+        plain = client.post(path, content=b'{"messages":[]}')
+        assert plain.status_code == 200
+        assert text in plain.text
+        # A chunked request body, and a stream back: events end with [DONE] or message_stop.
+        streamed = client.post(path, content=iter([b'{"stream": ', b"true}"]))
+        assert streamed.headers["content-type"] == "text/event-stream"
+        assert streamed.text.rstrip().endswith(("data: [DONE]", 'data: {"type":"message_stop"}'))
+        assert client.post("/nowhere", content=b"{}").status_code == 404
+
+
+def test_load_generator_runs_latency_and_count_jobs(mock: str, tmp_path: Path) -> None:
+    load = _module("load")
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"model": "gpt-4o", "messages": [], "stream": True}))
+    target = {"name": "direct", "url": mock + "/v1/chat/completions"}
+    latency = asyncio.run(load.run({"mode": "latency", "targets": [target], "body_file": str(body), "rounds": 5}))
+    assert len(latency["direct"]["latencies_ms"]) == 5 and latency["direct"]["errors"] == 0
+    assert all(0 < t <= total for t, total in zip(latency["direct"]["ttfb_ms"], latency["direct"]["latencies_ms"], strict=True))
+    count = asyncio.run(
+        load.run({"mode": "count", "targets": [target], "body_file": str(body), "n": 20, "concurrency": 4})
+    )
+    assert count["direct"]["done"] == 20 and count["direct"]["errors"] == 0
