@@ -7,7 +7,7 @@ repair log out.
 from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProviderError
 from ._model import Repair, SanitizeResult
 from ._policy import Policy
-from .sanitize import APIS, SANITIZE_PROVIDERS, sanitize
+from .sanitize import APIS, SANITIZE_PROVIDERS, sanitize, validator_provider
 from .validation import PROVIDERS, Violation, error_envelope, validate
 
 __all__ = [
@@ -25,4 +25,5 @@ __all__ = [
     "error_envelope",
     "sanitize",
     "validate",
+    "validator_provider",
 ]

@@ -24,6 +24,8 @@ SANITIZE_PROVIDERS: dict[str, tuple[str, ...]] = {
     "gemini": ("gemini", "vertex"),
     "bedrock-converse": ("bedrock",),
 }
+# A gateway's target checks a Chat body the way its own OpenAI-compatible endpoint would.
+_GATEWAY_CHECKS = {"anthropic": "anthropic-openai-compat", "gemini": "gemini-openai-compat", "bedrock": None}
 _DEFAULT_POLICY = Policy()
 _RULES = {
     (api, provider): tuple(r for r in RULES if r.applies_to(api, provider))
@@ -61,3 +63,15 @@ def sanitize(body: Any, *, api: str, policy: Policy | None = None, provider: str
     sent = {p.call_id for _, p in transcript.parts()}
     restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
     return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
+
+
+def validator_provider(api: str, provider: str | None) -> str | None:
+    """The provider name ``validate`` knows for a body of ``api`` bound for ``provider``.
+
+    They are the same except for Chat bodies a gateway translates: bound for Anthropic or
+    Gemini they are checked as those providers' OpenAI-compatible endpoints would check them;
+    bound for Bedrock, as OpenAI would (the validator has no Chat view of Bedrock).
+    """
+    if api == "openai-chat" and provider in _GATEWAY_CHECKS:
+        return _GATEWAY_CHECKS[provider]
+    return provider

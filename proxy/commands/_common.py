@@ -10,6 +10,7 @@ from typing import Any
 from sanitizer import (
     APIS,
     PROVIDERS,
+    SANITIZE_PROVIDERS,
     Policy,
     PolicyError,
     Repair,
@@ -19,6 +20,7 @@ from sanitizer import (
     Violation,
     sanitize,
     validate,
+    validator_provider,
 )
 
 from ..payloads import Payload, PayloadError, read_payload
@@ -63,13 +65,18 @@ def load(path: str, api: str | None) -> Payload:
 
 
 def provider_of(api: str, provider: str | None) -> str:
-    """``provider`` checked against ``api``, or the API's own provider."""
+    """``provider`` checked against ``api``, or the API's own provider.
+
+    Any provider the validator knows for the API, or one a gateway can reach with it (an OpenAI
+    Chat body bound for Bedrock through LiteLLM, say), whose rules the sanitizer then applies.
+    """
     if api not in PROVIDERS:
         raise CommandError(f"unknown api {api!r}; known: {', '.join(PROVIDERS)}")
     if provider is None:
         return PROVIDERS[api][0]
-    if provider not in PROVIDERS[api]:
-        raise CommandError(f"unknown provider {provider!r} for api {api}; known: {', '.join(PROVIDERS[api])}")
+    known = list(dict.fromkeys((*PROVIDERS[api], *SANITIZE_PROVIDERS.get(api, ()))))
+    if provider not in known:
+        raise CommandError(f"unknown provider {provider!r} for api {api}; known: {', '.join(known)}")
     return provider
 
 
@@ -113,8 +120,9 @@ class Findings:
 
 def examine(payload: Payload, provider: str, policy: Policy | None = None) -> Findings:
     """Validate ``payload`` for ``provider``, repair it when Suture can, and validate the repair."""
+    checked_as = validator_provider(payload.api, provider)
     try:
-        violations = validate(payload.body, api=payload.api, provider=provider)
+        violations = validate(payload.body, api=payload.api, provider=checked_as)
     except SanitizeError as exc:
         return Findings(payload, provider, [], [], None, [], shape_error=str(exc))
     except (UnknownAPIError, UnknownProviderError) as exc:
@@ -122,10 +130,11 @@ def examine(payload: Payload, provider: str, policy: Policy | None = None) -> Fi
     if payload.api not in APIS:
         return Findings(payload, provider, violations, [], None, violations)
     try:
-        result = sanitize(payload.body, api=payload.api, policy=policy)
+        bound_for = provider if provider in SANITIZE_PROVIDERS[payload.api] else None
+        result = sanitize(payload.body, api=payload.api, policy=policy, provider=bound_for)
     except SanitizeError as exc:
         return Findings(payload, provider, violations, [], None, violations, shape_error=str(exc))
-    remaining = validate(result.body, api=payload.api, provider=provider) if result.repairs else violations
+    remaining = validate(result.body, api=payload.api, provider=checked_as) if result.repairs else violations
     return Findings(payload, provider, violations, result.repairs, result.body, remaining)
 
 

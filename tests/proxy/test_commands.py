@@ -10,7 +10,7 @@ import pytest
 
 from proxy import cli
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from sanitizer import APIS, Policy, SanitizeError, sanitize, validate
+from sanitizer import APIS, Policy, SanitizeError, sanitize, validate, validator_provider
 from tests.proxy.helpers import suture
 from tests.servers import running_server
 
@@ -26,9 +26,9 @@ def golden(path: Path) -> dict[str, Any]:
     return data
 
 
-def invalid(body: Any, api: str) -> bool:
+def invalid(body: Any, api: str, provider: str | None = None) -> bool:
     try:
-        return bool(validate(body, api=api))
+        return bool(validate(body, api=api, provider=validator_provider(api, provider)))
     except SanitizeError:
         return True
 
@@ -40,7 +40,9 @@ def write_body(tmp_path: Path, body: Any, name: str = "body.json") -> Path:
 
 
 def policy_args(case: dict[str, Any]) -> list[str]:
-    return [arg for k, v in case.get("policy", {}).items() for arg in ("--policy", f"{k}={v}")]
+    """The policy, and the provider the fixture's body is bound for, as command-line options."""
+    bound = ["--provider", case["provider"]] if case.get("provider") else []
+    return [arg for k, v in case.get("policy", {}).items() for arg in ("--policy", f"{k}={v}")] + bound
 
 
 def fixture_id(path: Path) -> str:
@@ -53,7 +55,7 @@ def fixture_id(path: Path) -> str:
 @pytest.mark.parametrize("fixture", FIXTURES, ids=fixture_id)
 def test_check_every_golden_fixture(fixture: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = golden(fixture)
-    expected = 1 if invalid(case["before"], case["api"]) else 0
+    expected = 1 if invalid(case["before"], case["api"], case.get("provider")) else 0
     assert cli.main(["check", str(fixture), *policy_args(case)]) == expected
     out, err = capsys.readouterr()
     assert f"detected api: {case['api']}" in err
@@ -141,7 +143,7 @@ def test_fix_every_golden_fixture(fixture: Path, tmp_path: Path, capsys: pytest.
         return
     # The body alone, so the API is detected from its shape.
     path = write_body(tmp_path, case["before"])
-    expected = 1 if invalid(case["after"], case["api"]) else 0
+    expected = 1 if invalid(case["after"], case["api"], case.get("provider")) else 0
     assert cli.main(["fix", str(path), *policy_args(case)]) == expected
     out, err = capsys.readouterr()
     assert json.loads(out) == case["after"]
@@ -223,7 +225,7 @@ def test_replay_every_seed_against_the_emulator(
     assert cli.main(["replay", str(seed), "--to", to, "--json", *policy_args(case)]) == 0
     out, _ = capsys.readouterr()
     report = json.loads(out)
-    assert report["original"]["status"] == (400 if invalid(case["before"], case["api"]) else 200)
+    assert report["original"]["status"] == (400 if invalid(case["before"], case["api"], case.get("provider")) else 200)
     assert report["repaired"]["status"] == 200
     assert "must-not-show" not in out
 

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from sanitizer import Policy, sanitize, validate
+from sanitizer import Policy, sanitize, validate, validator_provider
 from tests.sanitizer.golden_cases import Case, all_cases, rewrite
 from tests.sanitizer.invariants import problems
 
@@ -53,7 +53,7 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
     assert case.after is not None
     if case.expect_valid:
         assert problems(case.after, case.api) == []
-        assert [v.message for v in validate(case.after, api=case.api, provider=validator_provider(case))] == []
+        assert [v.message for v in validate(case.after, api=case.api, provider=validator_provider(case.api, case.provider))] == []
     else:
         assert problems(case.after, case.api) != [] or case.api not in ("openai-chat", "anthropic-messages")
         assert validate(case.after, api=case.api) != []
@@ -63,9 +63,3 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
 def test_seed_reports_are_rejected_by_the_provider_before_repair(case: Case) -> None:
     assert validate(case.before, api=case.api) != []
 
-
-def validator_provider(case: Case) -> str | None:
-    """The validator's name for where the case is bound (a gateway's target reads as its compat endpoint)."""
-    return {"gemini": "gemini-openai-compat", "anthropic": "anthropic-openai-compat", "bedrock": None}.get(
-        case.provider or "", case.provider
-    ) if case.api == "openai-chat" else case.provider
