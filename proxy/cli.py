@@ -6,8 +6,12 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .commands import captures, check, fix, replay
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -22,6 +26,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.add_argument("--config", type=Path, help="YAML settings file (default: config/suture.yaml as installed)")
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port to listen on (default 8787)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes sharing the port (default 1)")
     parser.set_defaults(handler=_serve)
 
 
@@ -36,6 +41,9 @@ def _serve(args: argparse.Namespace) -> int:
     if args.port is not None and not 0 <= args.port <= 65535:
         print(f"suture: --port must be between 0 and 65535, not {args.port}", file=sys.stderr)
         return 2
+    if args.workers < 1:
+        print(f"suture: --workers must be at least 1, not {args.workers}", file=sys.stderr)
+        return 2
     try:
         settings = load_settings(args.config)
         overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
@@ -46,6 +54,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"suture: config error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
+    if args.workers > 1:
+        return _serve_workers(args, settings)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -59,6 +69,37 @@ def _serve(args: argparse.Namespace) -> int:
     server = GracefulServer(config)
     server.run()
     return 0 if server.started else 3  # uvicorn's own status for a server that could not start
+
+
+def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
+    """N processes on one socket, each with its own app built by ``proxy.server:app_from_env``.
+
+    Suture keeps no state between requests, so any worker can take any request.
+    """
+    import os
+
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    from .server import WORKER_CONFIG_ENV
+
+    os.environ[WORKER_CONFIG_ENV] = str(args.config or "")
+    config = uvicorn.Config(
+        "proxy.server:app_from_env",
+        factory=True,
+        workers=args.workers,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=settings.shutdown_grace_seconds,
+    )
+    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    supervisor.run()
+    failed = any(process.exitcode == 3 for process in supervisor.processes)
+    return 3 if failed else 0
 
 
 def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
