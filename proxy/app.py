@@ -15,12 +15,14 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from . import gateway
 from .capture import Capturer, CaptureStore
 from .context import ProxyState, RequestContext
 from .errors import exception_handlers
 from .logs import access_log, log
 from .metrics import Metrics
 from .routes import ROUTE_PATHS, routes
+from .routing import build_router
 from .settings import ROUTE_NAMES, ConfigError, Settings
 from .upstream import Upstream
 
@@ -30,6 +32,7 @@ _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 def build_app(settings: Settings) -> Starlette:
     """The proxy as an ASGI app. Settings and policy are fixed here; the request path only reads them."""
     state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
+    state.router = build_router(settings)
     signer = _bedrock_signer(settings)
     if settings.capture.dir is not None:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
@@ -45,14 +48,23 @@ def build_app(settings: Settings) -> Starlette:
                 retries=settings.route(name).retries,
                 sign=signer if name == "bedrock" else None,
             )
+        for target in state.router.targets:
+            if target.base_url is not None:
+                state.named_upstreams[target.name] = Upstream(
+                    target.name,
+                    target.base_url,
+                    timeouts=settings.timeouts,
+                    max_connections=settings.max_connections,
+                )
         state.ready = True
         try:
             async with state.capture.running() if state.capture else contextlib.nullcontext():
                 yield
         finally:
             state.ready = False
-            for upstream in state.upstreams.values():
+            for upstream in [*state.upstreams.values(), *state.named_upstreams.values()]:
                 await upstream.aclose()
+            await gateway.aclose()
 
     app = Starlette(
         routes=routes(),

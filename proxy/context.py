@@ -8,6 +8,7 @@ from sanitizer import Policy
 
 from .capture import Capturer
 from .metrics import Metrics
+from .routing import Router
 from .settings import RouteName, Settings
 from .upstream import Upstream
 
@@ -23,6 +24,9 @@ class ProxyState:
     ready: bool = False
     capture: Capturer | None = None
     """Set when ``capture.dir`` is; the lifespan runs it."""
+    router: Router = field(default_factory=lambda: Router([]))
+    named_upstreams: dict[str, Upstream] = field(default_factory=dict)
+    """The native upstreams of the route table, by name; the lifespan fills it."""
 
 
 @dataclass

@@ -6,6 +6,7 @@ import hmac
 import logging
 import re
 import time
+from typing import Any
 
 import orjson
 from starlette.datastructures import Headers
@@ -14,13 +15,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
+from sanitizer import PROVIDERS, Repair, SanitizeError, SanitizeResult, sanitize
 from sanitizer.validation import validate
 
+from . import gateway
 from .capture import MAX_ERROR_BYTES, CaptureDraft, safe_headers
 from .context import ProxyState, RequestContext
 from .errors import API_OF_ROUTE, error_response
+from .gateway import ClientAPI, LitellmCall
 from .logs import log, repair_log, upstream_log
+from .routing import Target
 from .settings import RouteName, RouteSettings
 from .upstream import Relay, RelayOutcome, UpstreamError, forward_headers
 
@@ -63,7 +67,7 @@ def _ctx(request: Request) -> RequestContext:
 
 
 async def chat_completions(request: Request) -> ASGIApp:
-    return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["chat"]["openai"])
+    return await _proxy_transcript(request, "openai", _UPSTREAM_PATHS["chat"]["openai"], routed=True)
 
 
 async def responses(request: Request) -> ASGIApp:
@@ -100,7 +104,7 @@ async def bedrock_converse(request: Request) -> ASGIApp:
 
 
 async def messages(request: Request) -> ASGIApp:
-    return await _proxy_transcript(request, "anthropic", _UPSTREAM_PATHS["messages"]["anthropic"])
+    return await _proxy_transcript(request, "anthropic", _UPSTREAM_PATHS["messages"]["anthropic"], routed=True)
 
 
 async def count_tokens(request: Request) -> ASGIApp:
@@ -150,7 +154,9 @@ def routes() -> list[BaseRoute]:
     ]
 
 
-async def _proxy_transcript(request: Request, route: RouteName, upstream_path: str, *, api: str = "") -> ASGIApp:
+async def _proxy_transcript(
+    request: Request, route: RouteName, upstream_path: str, *, api: str = "", routed: bool = False
+) -> ASGIApp:
     state, ctx = _state(request), _ctx(request)
     denied = _check_client_key(request, route)
     if denied is not None:
@@ -176,8 +182,20 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
     mode = state.settings.mode_for(route)
     ctx.mode = mode
     api = api or API_OF_ROUTE[route]
+    # The route table (`routes:`) applies to Chat and Messages requests, by their model.
+    target = state.router.resolve(body.get("model")) if routed and isinstance(body, dict) else None
+    if target is not None and target.protocol != "litellm" and target.protocol != route:
+        return error_response(
+            route,
+            400,
+            f"model {body['model']!r} routes to upstream {target.name!r}, which speaks the {target.protocol} API; "
+            "this client's format reaches it only through a litellm upstream",
+        )
+    if target is not None and target.builtin:
+        target = None
+    provider = target.repair_provider(api) if target is not None else None
     try:
-        result = sanitize(body, api=api, policy=state.policy)
+        result = sanitize(body, api=api, policy=state.policy, provider=provider)
     except SanitizeError as exc:
         return error_response(route, 400, str(exc))
     except Exception:
@@ -195,7 +213,8 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
     if mode == "strict":
         problems = [_describe_repair(r) for r in result.repairs]
         try:
-            problems += [f"{v.rule}: {v.message}" for v in validate(body, api=api, provider=route)]
+            checked = provider if provider in PROVIDERS.get(api, ()) else route
+            problems += [f"{v.rule}: {v.message}" for v in validate(body, api=api, provider=checked)]
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
@@ -235,17 +254,106 @@ async def _proxy_transcript(request: Request, route: RouteName, upstream_path: s
             headers=safe_headers(request.headers.raw),
             secrets=_secrets(request, route),
         )
-    return await _forward(request, route, upstream_path, content=content, capture=capture)
+    if target is not None and target.protocol == "litellm":
+        sent = result.body if mode == "repair" else body
+        return await _via_litellm(request, route, target, sent, result.restore_ids, capture)
+    return await _forward(request, route, upstream_path, content=content, capture=capture, target=target)
+
+
+async def _via_litellm(
+    request: Request,
+    route: RouteName,
+    target: Target,
+    body: dict[str, Any],
+    restore: dict[str, str],
+    capture: CaptureDraft | None,
+) -> ASGIApp:
+    state, ctx = _state(request), _ctx(request)
+    api: ClientAPI = "openai-chat" if route == "openai" else "anthropic-messages"
+    stream = body.get("stream") is True
+    call = LitellmCall(
+        api=api,
+        model=target.litellm_model(str(body["model"])),
+        body=body,
+        stream=stream,
+        api_base=target.api_base,
+        api_key=_litellm_key(request, route, target),
+    )
+    sent = time.perf_counter()
+    try:
+        answer = await gateway.call(call)
+    except gateway.GatewayError as exc:
+        ctx.upstream_status = exc.status if exc.outcome.isdigit() else exc.outcome
+        state.metrics.upstream_responses.labels(route, exc.outcome).inc()
+        log(
+            upstream_log,
+            logging.WARNING,
+            "provider refused" if exc.outcome.isdigit() else "upstream failed",
+            request_id=ctx.request_id,
+            upstream=target.name,
+            # Not the provider's message: a provider may quote the key it refused.
+            outcome=exc.outcome,
+        )
+        message = exc.message
+        # A provider may quote the key it refused; Suture never writes a key into a body.
+        keys = [*_secrets(request, route), *([target.api_key.get_secret_value()] if target.api_key else [])]
+        for key in sorted((k for k in keys if len(k) >= 8), key=len, reverse=True):
+            message = message.replace(key, "[redacted]")
+        response = error_response(route, exc.status, message)
+        if capture is not None and state.capture is not None and capture.wanted(ctx.upstream_status):
+            state.capture.submit(capture.finish(ctx.upstream_status, bytes(response.body)[:MAX_ERROR_BYTES]))
+        return response
+    state.metrics.upstream_seconds.labels(route).observe(time.perf_counter() - sent)
+    state.metrics.upstream_responses.labels(route, "200").inc()
+    ctx.upstream_status = 200
+    if capture is not None and state.capture is not None and capture.wanted(200):
+        state.capture.submit(capture.finish(200))
+    if not stream:
+        return Response(orjson.dumps(gateway.restore_ids(answer, restore)), media_type="application/json")
+
+    def done(result: gateway.StreamOutcome) -> None:
+        ctx.outcome = result.outcome
+        if result.outcome == "client_disconnected":
+            state.metrics.disconnects.labels(route).inc()
+        elif result.outcome == "upstream_error":
+            log(
+                upstream_log,
+                logging.ERROR,
+                "provider failed mid-stream; the client got an error event",
+                request_id=ctx.request_id,
+                upstream=target.name,
+                bytes_relayed=result.bytes_sent,
+            )
+
+    return gateway.GatewayStream(api, answer, restore, on_done=done)
+
+
+def _litellm_key(request: Request, route: RouteName, target: Target) -> str | None:
+    if target.api_key is not None:
+        return target.api_key.get_secret_value()
+    if not target.passes_client_key or _state(request).settings.route(route).client_api_key is not None:
+        # With client_api_key set, the client's key is Suture's own and goes no further.
+        return None
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip() or None
+    return request.headers.get("x-api-key") or None
 
 
 async def _forward(
-    request: Request, route: RouteName, path: str, *, content: bytes | None, capture: CaptureDraft | None = None
+    request: Request,
+    route: RouteName,
+    path: str,
+    *,
+    content: bytes | None,
+    capture: CaptureDraft | None = None,
+    target: Target | None = None,
 ) -> ASGIApp:
     state, ctx = _state(request), _ctx(request)
-    upstream = state.upstreams.get(route)
+    upstream = state.upstreams.get(route) if target is None else state.named_upstreams.get(target.name)
     if upstream is None or upstream.closed:
         return error_response(route, 503, "Suture is not ready: its upstream clients are not running")
-    drop, replace = _credential_headers(route, state.settings.route(route), request.headers)
+    drop, replace = _credential_headers(route, state.settings.route(route), request.headers, target)
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     sent = time.perf_counter()
     try:
@@ -314,15 +422,21 @@ async def _forward(
     return Relay(response, on_done=done, keep_head=keep)
 
 
-def _credential_headers(route: RouteName, cfg: RouteSettings, client: Headers) -> tuple[set[str], dict[str, str]]:
+def _credential_headers(
+    route: RouteName, cfg: RouteSettings, client: Headers, target: Target | None = None
+) -> tuple[set[str], dict[str, str]]:
     """Headers to drop and to set when the route holds its own upstream credentials; none otherwise."""
     if route == "bedrock":
         # Suture signs Bedrock requests itself (proxy/aws.py): the client's signature, its
         # X-Amz-* headers and its key for Suture never leave.
         return {"authorization", "x-api-key", *(n for n in client if n.startswith("x-amz-"))}, {}
-    if cfg.upstream_api_key is None:
+    own = cfg.upstream_api_key if target is None else target.api_key
+    if own is None:
+        if target is not None and cfg.client_api_key is not None:
+            # The client's key is Suture's own: it must not reach a routed upstream either.
+            return {"authorization", "x-api-key"}, {}
         return set(), {}
-    key = cfg.upstream_api_key.get_secret_value()
+    key = own.get_secret_value()
     if route == "openai":
         return {"x-api-key"}, {"authorization": f"Bearer {key}"}
     if route == "gemini":
@@ -341,7 +455,6 @@ def _upstream_query(request: Request, route: RouteName) -> bytes:
 def _raw_path(request: Request) -> str:
     raw: bytes | None = request.scope.get("raw_path")
     return raw.decode("ascii") if raw else request.url.path
-
 
 
 def _secrets(request: Request, route: RouteName) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from sanitizer import Policy, PolicyError
+from sanitizer import PROVIDERS, Policy, PolicyError
 
 Mode = Literal["repair", "report", "strict"]
 RouteName = Literal["openai", "anthropic", "gemini", "bedrock"]
@@ -168,6 +168,65 @@ class CaptureSettings(_Section):
     )
 
 
+# Upstream names taken by the built-in sections; a route names `openai` or `anthropic` to reach them.
+_BUILTIN_UPSTREAMS = frozenset(ROUTE_NAMES)
+# The providers whose rules the sanitizer knows, for any wire format.
+_PROVIDERS = frozenset(p for names in PROVIDERS.values() for p in names)
+
+
+class UpstreamSettings(_Section):
+    """One named upstream a route can send requests to."""
+
+    protocol: Literal["openai", "anthropic", "litellm"] = Field(
+        description="openai | anthropic: native pass-through to base_url; litellm: through litellm's client."
+    )
+    base_url: str | None = Field(default=None, description="Native upstreams: the base URL paths are appended to.")
+    model: str = Field(
+        default="{model}",
+        description="litellm upstreams: litellm's model name; {model} stands for the client's (gemini/{model}).",
+    )
+    api_base: str | None = Field(default=None, description="litellm upstreams: the provider endpoint, if not its own.")
+    api_key_env: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="Environment variable holding the provider key; without it the client's key passes through.",
+    )
+    provider: str | None = Field(
+        default=None, description="Whose transcript rules to repair for (mistral, bedrock, gemini, deepseek...)."
+    )
+
+    @field_validator("base_url", "api_base")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return None if value is None else RouteSettings._check_upstream(value)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str | None) -> str | None:
+        if value is not None and value not in _PROVIDERS:
+            raise ValueError(f"unknown provider {value!r}; known: {', '.join(sorted(_PROVIDERS))}")
+        return value
+
+    @model_validator(mode="after")
+    def _fields_of_protocol(self) -> UpstreamSettings:
+        if self.protocol == "litellm":
+            if self.base_url is not None:
+                raise ValueError("base_url is for native upstreams; a litellm upstream takes api_base")
+        else:
+            if self.base_url is None:
+                raise ValueError(f"protocol {self.protocol} needs base_url")
+            if self.api_base is not None or self.model != "{model}":
+                raise ValueError("api_base and model are for litellm upstreams")
+        return self
+
+
+class RouteRule(_Section):
+    """Requests whose ``model`` matches ``match`` (an exact name or a glob) go to ``upstream``."""
+
+    match: str = Field(min_length=1, description="A model name or a glob (claude-*, gemini-2.?-*).")
+    upstream: str = Field(description="A name from upstreams, or openai / anthropic for the built-in sections.")
+
+
 _SECRET_FIELDS = ("upstream_api_key", "client_api_key")
 
 
@@ -198,6 +257,30 @@ class Settings(BaseSettings):
     anthropic: RouteSettings = RouteSettings(upstream="https://api.anthropic.com")
     gemini: RouteSettings = RouteSettings(upstream="https://generativelanguage.googleapis.com")
     bedrock: BedrockSettings = BedrockSettings.model_validate({})
+    upstreams: dict[str, UpstreamSettings] = Field(
+        default_factory=dict, description="Named upstreams that routes send requests to."
+    )
+    routes: tuple[RouteRule, ...] = Field(
+        default=(), description="Model-name routes, first match wins; unmatched requests use the sections above."
+    )
+
+    @field_validator("upstreams")
+    @classmethod
+    def _no_builtin_names(cls, value: dict[str, UpstreamSettings]) -> dict[str, UpstreamSettings]:
+        for name in value:
+            if name in _BUILTIN_UPSTREAMS:
+                raise ValueError(f"{name!r} is the built-in `{name}:` section; name this upstream otherwise")
+        return value
+
+    @model_validator(mode="after")
+    def _routes_name_upstreams(self) -> Settings:
+        known = set(self.upstreams) | {"openai", "anthropic"}
+        for i, rule in enumerate(self.routes):
+            if rule.upstream not in known:
+                raise ValueError(
+                    f"routes.{i}.upstream: no upstream named {rule.upstream!r} (known: {', '.join(sorted(known))})"
+                )
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -1,0 +1,323 @@
+"""litellm upstreams: a repaired request in the client's format, sent through litellm's async API,
+and the answer (JSON or a stream) back in the client's format.
+
+litellm is imported on the first request that needs it, in a worker thread: it takes seconds and
+tens of MiB, which a proxy that only passes traffic through natively should never pay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import re
+import threading
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+import orjson
+from starlette.types import Message, Receive, Scope, Send
+
+ClientAPI = Literal["openai-chat", "anthropic-messages"]
+
+# Only the fields of each format's request are handed to litellm: its keyword arguments also
+# include api_base, api_key, aws_* and mock_response, which a client must never set.
+_CHAT_FIELDS = frozenset(
+    {
+        "audio",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "max_completion_tokens",
+        "max_tokens",
+        "metadata",
+        "modalities",
+        "n",
+        "parallel_tool_calls",
+        "prediction",
+        "presence_penalty",
+        "reasoning_effort",
+        "response_format",
+        "seed",
+        "service_tier",
+        "stop",
+        "stream_options",
+        "temperature",
+        "tool_choice",
+        "tools",
+        "top_logprobs",
+        "top_p",
+        "user",
+        "web_search_options",
+    }
+)
+_MESSAGES_FIELDS = frozenset(
+    {"max_tokens", "metadata", "stop_sequences", "system", "temperature", "thinking"}
+    | {"tool_choice", "tools", "top_k", "top_p"}
+)
+# The keys under which either format's answers carry a tool call's id.
+_ID_KEYS = frozenset({"id", "tool_call_id", "tool_use_id"})
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+_lock = threading.Lock()
+_module: ModuleType | None = None
+
+
+def _import_litellm() -> ModuleType:
+    global _module
+    with _lock:
+        if _module is None:
+            # litellm fetches its model price map from the network at import unless told not to;
+            # Suture needs no prices, and start-up must not wait on (or leak to) the network.
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            module: Any = importlib.import_module("litellm")
+            module.suppress_debug_info = True  # its banners go to stdout, beside our JSON log lines
+            # An OpenAI-compatible upstream speaks Chat Completions; litellm would otherwise send an
+            # Anthropic client's openai/* requests to the Responses API.
+            module.use_chat_completions_url_for_anthropic_messages = True
+            _module = module
+    return _module
+
+
+async def load_litellm() -> ModuleType:
+    """litellm, imported once per process in a worker thread so the event loop keeps serving."""
+    if _module is not None:
+        return _module
+    return await anyio.to_thread.run_sync(_import_litellm)
+
+
+async def aclose() -> None:
+    """Close litellm's pooled clients of this event loop's lifetime, if litellm was ever loaded."""
+    if _module is None:
+        return
+    await _module.close_litellm_async_clients()
+    # A later app in this process (tests, a reload) must not be handed the closed clients.
+    _module.in_memory_llm_clients_cache.flush_cache()
+
+
+@dataclass(frozen=True)
+class LitellmCall:
+    """One request as litellm receives it."""
+
+    api: ClientAPI
+    model: str
+    body: dict[str, Any]
+    stream: bool
+    api_base: str | None
+    api_key: str | None
+
+
+class GatewayError(Exception):
+    """litellm or the provider refused: ``status`` and the provider's own ``message``."""
+
+    def __init__(self, status: int, message: str, outcome: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.outcome = outcome
+
+
+async def call(call: LitellmCall) -> Any:
+    """The provider's answer: a dict, or (streams) an async iterator. Raises :class:`GatewayError`."""
+    litellm = await load_litellm()
+    body = call.body
+    kwargs: dict[str, Any] = {"model": call.model, "messages": body.get("messages"), "stream": call.stream}
+    if call.api_base is not None:
+        kwargs["api_base"] = call.api_base
+    if call.api_key is not None:
+        kwargs["api_key"] = call.api_key
+    try:
+        if call.api == "openai-chat":
+            kwargs.update((k, v) for k, v in body.items() if k in _CHAT_FIELDS)
+            # Parameters a provider lacks are dropped rather than failing the agent's request.
+            response = await litellm.acompletion(drop_params=True, **kwargs)
+            if call.stream:
+                return response
+            return response.model_dump(mode="json")
+        kwargs.update((k, v) for k, v in body.items() if k in _MESSAGES_FIELDS)
+        kwargs.setdefault("max_tokens", 4096)
+        return await litellm.anthropic.messages.acreate(drop_params=True, **kwargs)
+    except Exception as exc:
+        raise _gateway_error(exc) from exc
+
+
+def _gateway_error(exc: Exception) -> GatewayError:
+    kind = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    if kind == "Timeout":
+        return GatewayError(504, f"the provider did not answer in time: {_provider_message(exc)}", "timeout")
+    if kind == "APIConnectionError":
+        return GatewayError(502, f"Suture could not reach the provider: {_provider_message(exc)}", "unreachable")
+    if not isinstance(status, int) or not 400 <= status <= 599:
+        return GatewayError(502, f"litellm failed: {kind}: {_provider_message(exc)}", "litellm_error")
+    return GatewayError(status, _provider_message(exc), str(status))
+
+
+_LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+Error:\s*)+(?:\w+Exception\s*(?:\w+Error)?\s*-\s*)?")
+
+
+def _provider_message(exc: Exception) -> str:
+    """The provider's own message out of litellm's wrapping (``litellm.BadRequestError: MistralException - {...}``)."""
+    text = str(getattr(exc, "message", None) or exc)
+    # litellm appends the traceback of a fault inside itself; the client needs the first line.
+    text = _LITELLM_PREFIX.sub("", text.partition("\nTraceback (most recent call last)")[0]).strip()
+    start = text.find("{")
+    if start >= 0:
+        try:
+            found = _message_in(orjson.loads(text[start:]))
+        except orjson.JSONDecodeError:
+            found = None
+        if found:
+            return found
+    return text
+
+
+def _message_in(body: Any) -> str | None:
+    # {"error": {"message"}} (OpenAI, Anthropic, Gemini...), {"message"} (Mistral, Bedrock), {"error": "..."}.
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    if isinstance(body.get("message"), str):
+        return str(body["message"])
+    if isinstance(error, str):
+        return error
+    return None
+
+
+def restore_ids(value: Any, restore: dict[str, str]) -> Any:
+    """``value`` with every tool-call id the sanitizer rewrote for the provider given back to the client."""
+    if not restore:
+        return value
+    if isinstance(value, dict):
+        return {
+            k: restore.get(v, v) if k in _ID_KEYS and isinstance(v, str) else restore_ids(v, restore)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [restore_ids(v, restore) for v in value]
+    return value
+
+
+def error_event(api: ClientAPI, status: int, message: str) -> bytes:
+    """A stream's last event when the provider fails after the answer began, in the client's format."""
+    if api == "openai-chat":
+        return b"data: " + orjson.dumps({"error": {"message": message, "type": "api_error", "code": status}}) + b"\n\n"
+    body = {"type": "error", "error": {"type": "api_error", "message": message}}
+    return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
+
+
+async def sse_frames(api: ClientAPI, stream: Any, restore: dict[str, str]) -> AsyncIterator[bytes]:
+    """The provider's stream as SSE in the client's format, ids restored, ending as the format ends."""
+    if api == "openai-chat":
+        async for chunk in stream:
+            data = restore_ids(chunk.model_dump(mode="json", exclude_none=True), restore)
+            yield b"data: " + orjson.dumps(data) + b"\n\n"
+        yield b"data: [DONE]\n\n"
+        return
+    # litellm's Anthropic adapter already yields Anthropic's SSE events, as bytes.
+    if not restore:
+        async for chunk in stream:
+            yield chunk if isinstance(chunk, bytes) else str(chunk).encode()
+        return
+    pending = b""
+    async for chunk in stream:
+        pending += chunk if isinstance(chunk, bytes) else str(chunk).encode()
+        *events, pending = pending.split(b"\n\n")
+        for event in events:
+            yield _restore_event(event, restore) + b"\n\n"
+    if pending.strip():
+        yield _restore_event(pending, restore) + b"\n\n"
+
+
+def _restore_event(event: bytes, restore: dict[str, str]) -> bytes:
+    lines = []
+    for line in event.split(b"\n"):
+        if line.startswith(b"data:"):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                line = b"data: " + orjson.dumps(restore_ids(orjson.loads(line[5:]), restore))
+        lines.append(line)
+    return b"\n".join(lines)
+
+
+@dataclass
+class StreamOutcome:
+    outcome: str = "complete"
+    bytes_sent: int = 0
+    error: str | None = None
+
+
+class GatewayStream:
+    """An ASGI response relaying a litellm stream as SSE, each event as it comes.
+
+    As with ``Relay``, a watcher cancels the relay the moment the client disconnects, and the
+    provider's stream is closed in ``finally`` so its connection (and generation) stops too.
+    """
+
+    def __init__(
+        self,
+        api: ClientAPI,
+        stream: Any,
+        restore: dict[str, str],
+        on_done: Callable[[StreamOutcome], None] | None = None,
+    ) -> None:
+        self.api = api
+        self.stream = stream
+        self.restore = restore
+        self.on_done = on_done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        result = StreamOutcome()
+        finishing = False
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            async with anyio.create_task_group() as group:
+
+                async def watch() -> None:
+                    while True:
+                        message: Message = await receive()
+                        if message["type"] == "http.disconnect":
+                            if not finishing:
+                                result.outcome = "client_disconnected"
+                                group.cancel_scope.cancel()
+                            return
+
+                group.start_soon(watch)
+                try:
+                    async for frame in sse_frames(self.api, self.stream, self.restore):
+                        await send({"type": "http.response.body", "body": frame, "more_body": True})
+                        result.bytes_sent += len(frame)
+                except Exception as exc:
+                    # The status line is gone: the format's own error event is the honest end.
+                    error = _gateway_error(exc)
+                    result.outcome, result.error = "upstream_error", error.message
+                    frame = error_event(self.api, error.status, error.message)
+                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+                finishing = True
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                group.cancel_scope.cancel()
+        except OSError as exc:
+            result.outcome, result.error = "client_disconnected", type(exc).__name__
+        finally:
+            with anyio.CancelScope(shield=True):
+                await _close(self.stream)
+            if self.on_done is not None:
+                self.on_done(result)
+
+
+async def _close(stream: Any) -> None:
+    close = getattr(stream, "aclose", None)
+    if close is None:
+        return
+    # Closing a half-read provider stream may raise; there is no one left to tell.
+    with contextlib.suppress(Exception):
+        await close()

@@ -1,0 +1,121 @@
+"""The litellm bridge's pure parts: ids given back, SSE re-framing, and error mapping."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+
+from proxy import gateway
+
+RESTORE = {"aB3dE5gH7": "call_client_own_id"}
+
+
+def test_restore_ids_in_both_formats() -> None:
+    completion = {
+        "id": "chatcmpl-1",
+        "choices": [{"message": {"tool_calls": [{"id": "aB3dE5gH7", "function": {"name": "f", "arguments": "{}"}}]}}],
+    }
+    message = {"id": "msg_1", "content": [{"type": "tool_use", "id": "aB3dE5gH7", "name": "f", "input": {}}]}
+    restored = gateway.restore_ids(completion, RESTORE)
+    assert restored["choices"][0]["message"]["tool_calls"][0]["id"] == "call_client_own_id"
+    assert restored["id"] == "chatcmpl-1"
+    assert gateway.restore_ids(message, RESTORE)["content"][0]["id"] == "call_client_own_id"
+    # Text that merely equals an id is content, not an id: it stays.
+    assert gateway.restore_ids({"text": "aB3dE5gH7"}, RESTORE) == {"text": "aB3dE5gH7"}
+    assert gateway.restore_ids(completion, {}) is completion
+
+
+async def _bytes(chunks: list[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
+
+
+async def _collect(stream: AsyncIterator[bytes]) -> list[bytes]:
+    return [frame async for frame in stream]
+
+
+def test_anthropic_events_are_restored_across_chunk_boundaries() -> None:
+    start = {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "aB3dE5gH7"}}
+    events = (
+        b"event: message_start\ndata: {}\n\n" + b"event: content_block_start\ndata: " + orjson.dumps(start) + b"\n\n"
+    )
+    chunks = [events[:40], events[40:77], events[77:]]
+    frames = asyncio.run(_collect(gateway.sse_frames("anthropic-messages", _bytes(chunks), RESTORE)))
+    assert len(frames) == 2 and all(f.endswith(b"\n\n") for f in frames)
+    assert frames[1].startswith(b"event: content_block_start\ndata: ")
+    data = orjson.loads(frames[1].split(b"data: ", 1)[1])
+    assert data["content_block"]["id"] == "call_client_own_id"
+    # Without ids to restore, the adapter's bytes pass untouched.
+    untouched = asyncio.run(_collect(gateway.sse_frames("anthropic-messages", _bytes(chunks), {})))
+    assert untouched == chunks
+
+
+class _Chunk:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return self.data
+
+
+async def _chunks(items: list[dict[str, Any]]) -> AsyncIterator[_Chunk]:
+    for item in items:
+        yield _Chunk(item)
+
+
+def test_openai_chunks_become_data_lines_ending_in_done() -> None:
+    delta = {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "aB3dE5gH7"}]}}]}
+    frames = asyncio.run(_collect(gateway.sse_frames("openai-chat", _chunks([delta]), RESTORE)))
+    assert frames[-1] == b"data: [DONE]\n\n"
+    assert orjson.loads(frames[0][6:])["choices"][0]["delta"]["tool_calls"][0]["id"] == "call_client_own_id"
+
+
+def _litellm_error(name: str, message: str, status: int | None) -> Exception:
+    exc = type(name, (Exception,), {})(message)
+    exc.message = message  # type: ignore[attr-defined]
+    if status is not None:
+        exc.status_code = status  # type: ignore[attr-defined]
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("name", "message", "status", "expected"),
+    [
+        (
+            "BadRequestError",
+            'litellm.BadRequestError: MistralException - {"object": "error", "message": "Unexpected role \'user\' after role \'tool\'"}',
+            400,
+            (400, "Unexpected role 'user' after role 'tool'"),
+        ),
+        (
+            "RateLimitError",
+            'litellm.RateLimitError: RateLimitError: VertexAIException - {"error": {"code": 429, "message": "Resource exhausted"}}',
+            429,
+            (429, "Resource exhausted"),
+        ),
+        (
+            "AuthenticationError",
+            "litellm.AuthenticationError: AnthropicException - invalid x-api-key",
+            401,
+            (401, "invalid x-api-key"),
+        ),
+        (
+            "Timeout",
+            "litellm.Timeout: Connection timed out after 600s",
+            408,
+            (504, "the provider did not answer in time"),
+        ),
+        ("APIConnectionError", "litellm.APIConnectionError: connection refused", 500, (502, "Suture could not reach")),
+        ("KeyError", "'choices'", None, (502, "litellm failed: KeyError")),
+    ],
+)
+def test_litellm_errors_map_to_statuses_with_the_providers_message(
+    name: str, message: str, status: int | None, expected: tuple[int, str]
+) -> None:
+    error = gateway._gateway_error(_litellm_error(name, message, status))
+    assert error.status == expected[0]
+    assert error.message.startswith(expected[1]) or expected[1] in error.message
