@@ -1,16 +1,24 @@
-# Suture: small, non-root, configured by a mounted file or SUTURE_* variables.
-FROM python:3.11-slim
-
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
-WORKDIR /app
+# Suture: small, non-root, configured by a mounted file (/etc/suture/suture.yaml) or SUTURE_* variables.
+# Build stage: only the wheel leaves it (no source tree, no build tools in the image).
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY sanitizer ./sanitizer
 COPY proxy ./proxy
 COPY config ./config
-RUN pip install . && useradd --system --uid 10001 suture
+RUN pip wheel --no-deps --wheel-dir /wheels .
 
-USER suture
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+COPY --from=build /wheels /wheels
+RUN pip install /wheels/*.whl && rm -rf /wheels \
+ && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin suture
+# The default configuration; mount your own file over it (a ConfigMap, a bind mount).
+COPY config/suture.yaml /etc/suture/suture.yaml
+
+USER 10001
 EXPOSE 8787
-HEALTHCHECK --interval=15s --timeout=3s --retries=3 \
-  CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8787/healthz', timeout=2).status != 200)"
-CMD ["suture", "serve", "--host", "0.0.0.0", "--port", "8787"]
+HEALTHCHECK --interval=15s --timeout=3s --start-period=5s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request; sys.exit(urllib.request.urlopen('http://127.0.0.1:8787/healthz', timeout=2).status != 200)"]
+CMD ["suture", "serve", "--host", "0.0.0.0", "--port", "8787", "--config", "/etc/suture/suture.yaml"]

@@ -68,4 +68,6 @@ def test_run_interrupted_for_approval_then_corrected(stack: Stack, monkeypatch: 
     assert refused is not None and refused.status_code == 400 and call_id in str(refused)
     assert CORRECTION in second.final_output
     assert stack.answered(call_id)
-    assert stack.requests()[-1]["path"] == {"responses": "/v1/responses", "chat_completions": "/v1/chat/completions"}[api]
+    assert (
+        stack.requests()[-1]["path"] == {"responses": "/v1/responses", "chat_completions": "/v1/chat/completions"}[api]
+    )
