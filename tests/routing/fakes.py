@@ -17,6 +17,7 @@ from starlette.routing import Route
 from proxy.emulator import anthropic_messages, bedrock_converse, gemini, openai_chat
 from proxy.emulator.dialect import Dialect, Turn
 from proxy.emulator.script import count_tokens, decide_reply
+from proxy.emulator.sse import SSEResponse
 from sanitizer import error_envelope, validate
 
 _DIALECTS: dict[str, Dialect] = {
@@ -45,7 +46,10 @@ class ProviderFake:
 
     api: str
     provider: str | None = None
+    stream_delay: float = 0.0
+    """Seconds between streamed events, so a test can leave a stream half-way."""
     received: list[Arrival] = field(default_factory=list)
+    disconnects: int = 0
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/{path:path}", self.handle, methods=["POST"])])
@@ -87,7 +91,15 @@ class ProviderFake:
         if not _wants_stream(request, body):
             return _json(200, dialect.render(turn), {})
         media_type = bedrock_converse.STREAM_MEDIA_TYPE if self.api == "bedrock-converse" else "text/event-stream"
-        return Response(b"".join(dialect.stream(turn)), media_type=media_type)
+        return SSEResponse(
+            dialect.stream(turn),
+            delay=self.stream_delay,
+            headers={"content-type": media_type},
+            on_disconnect=self._disconnected,
+        )
+
+    def _disconnected(self, frames_sent: int) -> None:
+        self.disconnects += 1
 
 
 def _presented_key(request: Request) -> str:
