@@ -104,6 +104,12 @@ class BedrockSettings(RouteSettings):
     SSO, instance role...), and clients authenticate to Suture with ``client_api_key``."""
 
     upstream: str = Field(description="Base URL; by default https://bedrock-runtime.{region}.amazonaws.com.")
+    upstream_api_key: SecretStr | None = Field(
+        default=None, description="Not used: Suture signs Bedrock requests with its AWS credentials."
+    )
+    client_api_key: SecretStr | None = Field(
+        default=None, description="Key clients must present to Suture (environment only); required when enabled."
+    )
     enabled: bool = Field(default=False, description="Serve /model/{modelId}/converse[-stream]; needs client_api_key.")
     region: str = Field(
         default="us-east-1", pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]+$", description="AWS region requests are signed for."
@@ -142,10 +148,18 @@ class TimeoutSettings(_Section):
 class PolicySettings(_Section):
     """How the sanitizer repairs transcripts; unset fields keep the sanitizer's defaults."""
 
-    orphan_tool_call: Literal["pair", "drop"] | None = None
-    trailing_tool_call: Literal["pair", "leave"] | None = None
-    synthetic_result_text: str | None = None
-    stub_tool_description: str | None = None
+    orphan_tool_call: Literal["pair", "drop"] | None = Field(
+        default=None, description="pair: answer an unanswered tool call with a synthetic error result; drop: remove it."
+    )
+    trailing_tool_call: Literal["pair", "leave"] | None = Field(
+        default=None, description="pair: unanswered calls in the last message too; leave: forward them as they are."
+    )
+    synthetic_result_text: str | None = Field(
+        default=None, description="The synthetic result's text; {name} and {id} stand for the tool and the call id."
+    )
+    stub_tool_description: str | None = Field(
+        default=None, description="Description of the stub definitions added for tools the history uses."
+    )
 
     def to_policy(self) -> Policy:
         return Policy.from_mapping(self.model_dump(exclude_none=True))
@@ -249,7 +263,9 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: int = Field(
         default=30, ge=0, description="How long in-flight requests may run on after a shutdown signal."
     )
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="debug | info | warning | error; logs are JSON lines on stderr."
+    )
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
     capture: CaptureSettings = CaptureSettings()
