@@ -10,16 +10,18 @@ from ._policy import Policy
 from .dialects import DIALECTS
 from .dialects._shape import type_name
 from .rules import RULES, Context
+from .validation import PROVIDERS
 
 APIS = tuple(DIALECTS)
 
 # The providers a body of each format can be bound for. Besides the API's own and its
 # compatible hosts, a gateway (LiteLLM) can translate an OpenAI Chat body for Anthropic,
-# Bedrock or Gemini, whose rules then apply on top of Chat's.
+# Bedrock or Gemini, or an Anthropic body for an OpenAI-compatible provider, whose rules then
+# apply on top of the format's.
 SANITIZE_PROVIDERS: dict[str, tuple[str, ...]] = {
     "openai-chat": ("openai", "azure", "mistral", "deepseek", "groq", "moonshot", "minimax", "openrouter",
                     "vllm", "anthropic", "bedrock", "gemini"),
-    "anthropic-messages": ("anthropic", "bedrock", "vertex"),
+    "anthropic-messages": ("anthropic", "bedrock", "vertex", "openai", "mistral", "deepseek"),
     "openai-responses": ("openai", "azure"),
     "gemini": ("gemini", "vertex"),
     "bedrock-converse": ("bedrock",),
@@ -68,10 +70,11 @@ def sanitize(body: Any, *, api: str, policy: Policy | None = None, provider: str
 def validator_provider(api: str, provider: str | None) -> str | None:
     """The provider name ``validate`` knows for a body of ``api`` bound for ``provider``.
 
-    They are the same except for Chat bodies a gateway translates: bound for Anthropic or
-    Gemini they are checked as those providers' OpenAI-compatible endpoints would check them;
-    bound for Bedrock, as OpenAI would (the validator has no Chat view of Bedrock).
+    They are the same except for bodies a gateway translates: a Chat body bound for Anthropic or
+    Gemini is checked as those providers' OpenAI-compatible endpoints would check it; one bound
+    for Bedrock, or an Anthropic body bound for a Chat provider, by its own format's rules (the
+    validator has no view of the translated body).
     """
     if api == "openai-chat" and provider in _GATEWAY_CHECKS:
         return _GATEWAY_CHECKS[provider]
-    return provider
+    return provider if provider is None or provider in PROVIDERS[api] else None

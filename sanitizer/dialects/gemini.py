@@ -16,6 +16,9 @@ from ._shape import messages_of, require_object, require_sides, type_name
 
 _ROLES = ("user", "model", "function")
 _INTERNAL = "\x00"
+# The API reads proto JSON, where a field may be spelt in camelCase or snake_case.
+_CALL_KEYS = ("functionCall", "function_call")
+_RESPONSE_KEYS = ("functionResponse", "function_response")
 
 
 class Gemini(Dialect):
@@ -36,14 +39,12 @@ class Gemini(Dialect):
             if type(parts) is not list or not parts or any(type(p) is not dict for p in parts):
                 return False
             role = content.get("role", "user")
-            calls = [(p["functionCall"].get("name"), p["functionCall"].get("id")) for p in parts
-                     if type(p.get("functionCall")) is dict]
-            answers = [(p["functionResponse"].get("name"), p["functionResponse"].get("id")) for p in parts
-                       if type(p.get("functionResponse")) is dict]
+            calls = [(c.get("name"), c.get("id")) for c in map(_call_of, parts) if c is not None]
+            answers = [(a.get("name"), a.get("id")) for a in map(_response_of, parts) if a is not None]
             if waiting is not None:
                 if role == "model" or sorted(map(str, answers)) != sorted(map(str, waiting)):
                     return False
-                if any("functionResponse" not in p for p in parts[: len(answers)]):
+                if any(_response_of(p) is None for p in parts[: len(answers)]):
                     return False
                 waiting = None
             elif answers:
@@ -110,11 +111,13 @@ class Gemini(Dialect):
         parts = []
         for k, item in enumerate(raw_parts):
             part = require_object(item, f"{path}.parts[{k}]")
-            if "functionCall" in part:
-                call = require_object(part["functionCall"], f"{path}.parts[{k}].functionCall")
+            call_key = _key(part, _CALL_KEYS)
+            response_key = _key(part, _RESPONSE_KEYS)
+            if call_key:
+                call = require_object(part[call_key], f"{path}.parts[{k}].{call_key}")
                 parts.append(Part(CALL, part, f"{_INTERNAL}{index}:{k}:{_real_id(call) or ''}", _name(call)))
-            elif "functionResponse" in part:
-                answer = require_object(part["functionResponse"], f"{path}.parts[{k}].functionResponse")
+            elif response_key:
+                answer = require_object(part[response_key], f"{path}.parts[{k}].{response_key}")
                 # The response's own id for now; parse() replaces it with the key of the call it answers.
                 parts.append(Part(RESULT, part, _real_id(answer), _name(answer)))
             elif part.get("thought") is True:
@@ -142,7 +145,7 @@ class Gemini(Dialect):
         return [Entry("user", parts, {"role": "user"}, None, dirty=True)]
 
     def with_call_id(self, part: Part, call_id: str) -> Part:
-        key = "functionCall" if part.kind == CALL else "functionResponse"
+        key = _key(part.raw, _CALL_KEYS if part.kind == CALL else _RESPONSE_KEYS)
         raw = {**part.raw, key: {**part.raw[key], "id": call_id}}
         return Part(part.kind, raw, call_id, part.name)
 
@@ -153,13 +156,27 @@ class Gemini(Dialect):
         return call_id.split(":", 2)[2] or None
 
     def payload(self, part: Part) -> Any:
-        if part.kind == CALL:
-            return part.raw["functionCall"].get("args")
-        return part.raw["functionResponse"].get("response")
+        key = _key(part.raw, _CALL_KEYS if part.kind == CALL else _RESPONSE_KEYS)
+        return part.raw[key].get("args" if part.kind == CALL else "response")
 
     def text_entry(self, role: str, text: str) -> Entry:
         return Entry(role, [Part(TEXT, {"text": text})], {"role": "model" if role == "assistant" else role}, None,
                      dirty=True)
+
+
+def _key(part: dict[str, Any], spellings: tuple[str, str]) -> str:
+    """Which spelling of the field ``part`` uses ("" when it has neither)."""
+    return next((k for k in spellings if k in part), "")
+
+
+def _call_of(part: dict[str, Any]) -> dict[str, Any] | None:
+    value = part.get(_key(part, _CALL_KEYS))
+    return value if type(value) is dict else None
+
+
+def _response_of(part: dict[str, Any]) -> dict[str, Any] | None:
+    value = part.get(_key(part, _RESPONSE_KEYS))
+    return value if type(value) is dict else None
 
 
 def _name(value: dict[str, Any]) -> str | None:

@@ -50,11 +50,12 @@ class Rule:
     """The wire formats the rule applies to; ``None`` means every format."""
     providers: ClassVar[frozenset[str] | None] = None
     """The providers the rule applies to; ``None`` means whatever provider the format reaches."""
-    via_gateway: ClassVar[frozenset[str]] = frozenset()
-    """Providers whose rule this also is for OpenAI Chat bodies a gateway (LiteLLM) translates for them."""
+    also_for: ClassVar[frozenset[tuple[str, str]]] = frozenset()
+    """Other (format, provider) pairs the rule is for: a body a gateway (LiteLLM) translates for a
+    provider meets that provider's rules, e.g. ``("openai-chat", "bedrock")``."""
 
     def applies_to(self, api: str, provider: str | None = None) -> bool:
-        if api == "openai-chat" and provider in self.via_gateway:
+        if (api, provider) in self.also_for:
             return True
         if self.apis is not None and api not in self.apis:
             return False

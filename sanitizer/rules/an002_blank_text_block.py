@@ -29,7 +29,7 @@ class BlankTextBlock(Rule):
     code = "AN002"
     name = "blank-text-block"
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
-    via_gateway = frozenset({"anthropic", "bedrock", "gemini"})
+    also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini")})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:

@@ -30,7 +30,7 @@ class EmptyMessage(Rule):
     code = "AN003"
     name = "empty-message"
     apis = frozenset({"anthropic-messages", "gemini", "bedrock-converse"})
-    via_gateway = frozenset({"anthropic", "bedrock", "gemini"})
+    also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini")})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries

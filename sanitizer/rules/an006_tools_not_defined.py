@@ -32,7 +32,7 @@ class ToolsNotDefined(Rule):
     code = "AN006"
     name = "tools-not-defined"
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
-    via_gateway = frozenset({"anthropic", "bedrock"})
+    also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock")})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if ctx.dialect.has_tool_definitions(transcript.body):

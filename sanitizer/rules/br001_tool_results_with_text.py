@@ -13,6 +13,8 @@ class ToolResultsWithText(Rule):
     Why:
         Bedrock Converse: "messages.2.content: Conversation blocks and tool result blocks
         cannot be provided in the same turn."
+        Mistral, behind a gateway that turns the results into tool messages and the text into
+        a user message after them: "Unexpected role 'user' after role 'tool'"
 
     Example:
         Before: assistant toolUse t1 / user [toolResult t1, text "thanks, now summarize"]
@@ -26,6 +28,7 @@ class ToolResultsWithText(Rule):
     code = "BR001"
     name = "tool-results-with-text"
     apis = frozenset({"bedrock-converse"})
+    also_for = frozenset({("anthropic-messages", "mistral")})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries: list[Entry] = []

@@ -31,6 +31,7 @@ class ConsecutiveSameRole(Rule):
     code = "BR002"
     name = "consecutive-same-role"
     apis = frozenset({"bedrock-converse"})
+    also_for = frozenset({("anthropic-messages", "mistral")})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         merged: list[Entry] = []

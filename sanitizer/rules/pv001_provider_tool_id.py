@@ -19,9 +19,10 @@ _PATTERNS = {
 class ProviderToolId(Rule):
     """
     What it repairs:
-        Tool-call ids in an OpenAI Chat body that the provider it is bound for does not
-        accept: a gateway (LiteLLM) forwards Chat ids as they are, so ``call_PTLP8xhu3uwZk4l3``
-        reaches Mistral and ``functions.bash:0`` reaches Anthropic or Bedrock.
+        Tool-call ids that the provider a body is bound for does not accept: a gateway
+        (LiteLLM) forwards ids as they are, so ``call_PTLP8xhu3uwZk4l3`` (OpenAI Chat) or
+        ``toolu_01A...`` (an Anthropic client) reaches Mistral, and ``functions.bash:0`` reaches
+        Anthropic or Bedrock.
 
     Why:
         Mistral: "Tool call id was call_PTLP8xhu3uwZk4l3nlnrrJha but must be a-z, A-Z, 0-9,
@@ -44,6 +45,7 @@ class ProviderToolId(Rule):
     name = "provider-tool-id"
     apis = frozenset({"openai-chat"})
     providers = frozenset(_PATTERNS)
+    also_for = frozenset({("anthropic-messages", "mistral")})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         provider = ctx.provider or ""

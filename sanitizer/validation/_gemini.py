@@ -91,4 +91,9 @@ def _count(content: dict[str, Any], role: str, key: str) -> int:
     actual = _role(content)
     if actual != role and not (role == "user" and actual == "function"):
         return 0
-    return sum(1 for part in content.get("parts") or () if key in part)
+    # The API reads proto JSON: a field may be spelt in camelCase or snake_case (LiteLLM sends the latter).
+    snake = _SNAKE[key]
+    return sum(1 for part in content.get("parts") or () if key in part or snake in part)
+
+
+_SNAKE = {"functionCall": "function_call", "functionResponse": "function_response"}

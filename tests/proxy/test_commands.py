@@ -93,8 +93,11 @@ def test_check_several_files_and_providers(tmp_path: Path, capsys: pytest.Captur
     assert f"suture: {tmp_path / 'missing.json'}: cannot read" in err
     assert cli.main(["check", str(SEED), "--provider", "bedrock"]) == 1
     assert "bedrock (anthropic-messages) would reject it" in capsys.readouterr().out
-    assert cli.main(["check", str(SEED), "--provider", "mistral"]) == 2
-    assert "unknown provider 'mistral' for api anthropic-messages" in capsys.readouterr().err
+    assert cli.main(["check", str(SEED), "--provider", "cohere"]) == 2
+    assert "unknown provider 'cohere' for api anthropic-messages" in capsys.readouterr().err
+    # A gateway can take an Anthropic body to Mistral: checked as Anthropic, repaired for Mistral.
+    assert cli.main(["check", str(SEED), "--provider", "mistral"]) == 1
+    assert "PV001 provider-tool-id" in capsys.readouterr().out
 
 
 def test_check_shape_error_is_invalid_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
