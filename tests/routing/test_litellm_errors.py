@@ -31,15 +31,7 @@ pytestmark = [
 # back in the client's format with the provider's message in it.
 
 
-GEMINI_SNAKE_CASE = pytest.mark.xfail(
-    reason="sanitizer.validate(api='gemini') reads functionCall only; litellm sends function_call, so the fake "
-    "accepts an unanswered call that Gemini rejects"
-)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=GEMINI_SNAKE_CASE) if n == "gemini" else n for n in CHAT_PROVIDERS]
-)
+@pytest.mark.parametrize("name", CHAT_PROVIDERS)
 def test_provider_rejection_reaches_openai_client(
     report_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:

@@ -249,10 +249,6 @@ def test_anthropic_client_streams_tool_use(
     assert tool_use and tool_use[0].name == "get_weather" and tool_use[0].id
 
 
-@pytest.mark.xfail(
-    reason="sanitize(api='anthropic-messages', provider='mistral') is not supported yet: an Anthropic body bound "
-    "for Mistral through litellm's adapter keeps its toolu_ ids, which Mistral rejects",
-)
 def test_anthropic_client_reaches_mistral(
     suture_url: str, providers: dict[str, Provider], anthropic_at: Callable[[str], anthropic.Anthropic]
 ) -> None:
