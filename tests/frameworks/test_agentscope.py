@@ -62,13 +62,13 @@ def model(api: str, base_url: str) -> ChatModelBase:
     if api == "anthropic":
         built = AnthropicChatModel(
             credential=AnthropicCredential(api_key="sk-ant-test", base_url=base_url),
-            model="claude-opus-4-7",
+            model="claude-emulated",
             max_retries=0,
         )
     else:
         built = OpenAIChatModel(
             credential=OpenAICredential(api_key="sk-test", base_url=base_url + "/v1"),
-            model="gpt-4.1",
+            model="gpt-emulated",
             max_retries=0,
         )
     OPEN_MODELS.append(built)

@@ -48,8 +48,8 @@ class State(TypedDict):
 def chat_model(api: str, base_url: str) -> BaseChatModel:
     # The one line that changes for Suture: base_url.
     if api == "anthropic":
-        return ChatAnthropic(model_name="claude-opus-4-7", base_url=base_url, api_key="sk-ant-test", max_retries=0)
-    return ChatOpenAI(model="gpt-4.1", base_url=base_url + "/v1", api_key="sk-test", max_retries=0)
+        return ChatAnthropic(model_name="claude-emulated", base_url=base_url, api_key="sk-ant-test", max_retries=0)
+    return ChatOpenAI(model="gpt-emulated", base_url=base_url + "/v1", api_key="sk-test", max_retries=0)
 
 
 def graph(llm: BaseChatModel) -> Any:

@@ -38,7 +38,7 @@ def test_run_interrupted_for_approval_then_corrected(stack: Stack, monkeypatch: 
     set_tracing_disabled(True)
     # The SDK shares one HTTP client per process; each test's event loop gets its own.
     monkeypatch.setattr(openai_provider, "_http_client", None)
-    agent = Agent(name="assistant", instructions="Use tools when asked.", model="gpt-4.1", tools=[slow_tool])
+    agent = Agent(name="assistant", instructions="Use tools when asked.", model="gpt-emulated", tools=[slow_tool])
 
     async def run(base_url: str, inputs: Any) -> Any:
         monkeypatch.setenv("OPENAI_BASE_URL", base_url + "/v1")

@@ -42,9 +42,9 @@ OPEN_MODELS: list[Any] = []
 def model(api: str, base_url: str) -> Model:
     built: AnthropicModel | OpenAIChatModel
     if api == "anthropic":
-        built = AnthropicModel("claude-opus-4-7", provider=AnthropicProvider(base_url=base_url, api_key="sk-ant-test"))
+        built = AnthropicModel("claude-emulated", provider=AnthropicProvider(base_url=base_url, api_key="sk-ant-test"))
     else:
-        built = OpenAIChatModel("gpt-4.1", provider=OpenAIProvider(base_url=base_url + "/v1", api_key="sk-test"))
+        built = OpenAIChatModel("gpt-emulated", provider=OpenAIProvider(base_url=base_url + "/v1", api_key="sk-test"))
     OPEN_MODELS.append(built)
     return built
 
