@@ -1,4 +1,4 @@
-"""The only module that talks httpx: one pooled client per upstream, send, relay, error mapping."""
+"""The only module that talks HTTP upstream: httpx's interface on aiohttp's pool, send, relay, error mapping."""
 
 from __future__ import annotations
 
@@ -197,7 +197,12 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         # Made on first use: an aiohttp session belongs to the event loop that runs it.
         if self._session is None:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=0),
+                connector=aiohttp.TCPConnector(
+                    limit=self._max_connections,
+                    limit_per_host=0,
+                    # Verified against certifi's CA bundle, as httpx's own transport does.
+                    ssl=httpx.create_ssl_context(trust_env=False),
+                ),
                 timeout=self._timeout,
                 # Stores nothing: a shared pool must not carry one user's cookies to another.
                 cookie_jar=aiohttp.DummyCookieJar(),
