@@ -36,34 +36,31 @@ class InterposedMessage(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries
-        i = 0
-        while i < len(entries):
+        callers = [i for i, e in enumerate(entries) if any(p.kind == CALL for p in e.parts)]
+        found: dict[str | None, list[int]] = {}
+        for index, entry in enumerate(entries):
+            for part in entry.parts:
+                if part.kind == RESULT:
+                    found.setdefault(part.call_id, []).append(index)
+        # Reordering happens only between a caller and the next caller, so every caller keeps
+        # its index and each span can be judged from the positions found up front.
+        for n, i in enumerate(callers):
+            limit = callers[n + 1] if n + 1 < len(callers) else len(entries)
             calls = {p.call_id for p in entries[i].parts if p.kind == CALL}
-            last = self._last_result_before_next_call(transcript, i, calls) if calls else None
-            if last is not None:
-                span = entries[i + 1 : last + 1]
-                answers = [any(p.kind == RESULT and p.call_id in calls for p in e.parts) for e in span]
-                carriers = [e for e, answer in zip(span, answers, strict=True) if answer]
-                others = [e for e, answer in zip(span, answers, strict=True) if not answer]
-                # ``last`` holds a result, so every message in ``others`` sat before one.
-                moved = others
-                if moved:
-                    entries[i + 1 : last + 1] = carriers + others
-                    for entry in moved:
-                        ctx.report(
-                            self, "moved", entry, None,
-                            f"{entry.role} message sat between the tool calls of message "
-                            f"{entries[i].origin} and their results; moved after the results",
-                        )
-            i += 1
-
-    @staticmethod
-    def _last_result_before_next_call(transcript: Transcript, i: int, calls: set[str | None]) -> int | None:
-        last = None
-        for j in range(i + 1, len(transcript.entries)):
-            parts = transcript.entries[j].parts
-            if any(p.kind == CALL for p in parts):
-                break
-            if any(p.kind == RESULT and p.call_id in calls for p in parts):
-                last = j
-        return last
+            last = max((j for c in calls for j in found.get(c, ()) if i < j < limit), default=None)
+            if last is None:
+                continue
+            span = entries[i + 1 : last + 1]
+            answers = [any(p.kind == RESULT and p.call_id in calls for p in e.parts) for e in span]
+            if all(answers):
+                continue
+            # ``last`` holds a result, so every message that answers none of the calls sat before one.
+            carriers = [e for e, answer in zip(span, answers, strict=True) if answer]
+            others = [e for e, answer in zip(span, answers, strict=True) if not answer]
+            entries[i + 1 : last + 1] = carriers + others
+            for entry in others:
+                ctx.report(
+                    self, "moved", entry, None,
+                    f"{entry.role} message sat between the tool calls of message "
+                    f"{entries[i].origin} and their results; moved after the results",
+                )
