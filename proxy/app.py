@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import logging
 import re
 import time
@@ -28,6 +29,10 @@ from .settings import ROUTE_NAMES, ConfigError, Settings
 from .upstream import Upstream
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# A random prefix per process and a counter: unique like uuid4, without a urandom syscall on
+# every request (uuid4 was 5% of the proxy's CPU in a py-spy profile).
+_ID_PREFIX = uuid.uuid4().hex[:16]
+_ID_COUNTER = itertools.count()
 
 
 def build_app(settings: Settings) -> Starlette:
@@ -165,4 +170,4 @@ def _request_id(scope: Scope) -> str:
             if _CLIENT_REQUEST_ID.fullmatch(candidate):
                 return candidate
             break
-    return uuid.uuid4().hex
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
