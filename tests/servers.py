@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import uvicorn
 
 
@@ -37,3 +39,17 @@ def running_server(app: Any, *, port: int | None = None, **config: Any) -> Itera
     finally:
         server.should_exit = True
         thread.join(timeout=15)
+
+
+def wait_until_ready(base_url: str, process: subprocess.Popen[Any] | None = None, timeout: float = 15) -> None:
+    """Poll ``/readyz`` until it answers 200; fail if ``process`` exits or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(base_url + "/readyz").status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert process is None or process.poll() is None, "the server exited before it was ready"
+        assert time.monotonic() < deadline, f"{base_url} did not become ready within {timeout} s"
+        time.sleep(0.05)

@@ -7,13 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.proxy.helpers import EchoUpstream
-from tests.servers import free_port, running_server
+from tests.servers import free_port, running_server, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,16 +34,8 @@ def test_serve_runs_the_proxy_and_logs_json_lines() -> None:
         )
         try:
             base = f"http://127.0.0.1:{port}"
+            wait_until_ready(base, process)
             with httpx.Client(base_url=base) as client:
-                deadline = time.monotonic() + 15
-                while True:
-                    try:
-                        if client.get("/readyz").status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    assert time.monotonic() < deadline, "suture serve did not become ready"
-                    time.sleep(0.05)
                 response = client.post(
                     "/v1/chat/completions",
                     json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},

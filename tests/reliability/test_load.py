@@ -27,7 +27,7 @@ from proxy.app import build_app
 from proxy.settings import Settings
 from tests.reliability.faulty import ORPHAN, FaultyUpstream
 from tests.reliability.rawhttp import Connection, read_head, request_bytes
-from tests.servers import free_port
+from tests.servers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 REQUESTS = int(os.environ.get("LOAD_REQUESTS", "20000"))
@@ -87,15 +87,7 @@ def test_load_zero_errors_every_broken_one_repaired_memory_flat(faulty: FaultyUp
     process = subprocess.Popen([sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
                                cwd=REPO, env=env, stdout=log, stderr=log)
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until_ready(f"http://127.0.0.1:{port}", process)
         bodies = _bodies()
         plan = [("/v1/chat/completions" if i % 2 else "/v1/messages", i % 4 == 0, i % 3 == 0) for i in range(REQUESTS)]
         failures: list[str] = []

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.reliability.faulty import FaultyUpstream
-from tests.servers import free_port
+from tests.servers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": True}
@@ -40,15 +40,8 @@ def _serve(upstream: str, grace: int) -> tuple[subprocess.Popen[bytes], str]:
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 15
-    while True:
-        try:
-            if httpx.get(base + "/readyz").status_code == 200:
-                return process, base
-        except httpx.TransportError:
-            pass
-        assert process.poll() is None and time.monotonic() < deadline, "suture serve did not start"
-        time.sleep(0.05)
+    wait_until_ready(base, process)
+    return process, base
 
 
 def _refuses_connections(base: str, within: float) -> bool:

@@ -25,7 +25,7 @@ import proxy.routes
 from tests.proxy.helpers import LogLines, suture, wait_for
 from tests.reliability.faulty import FaultyUpstream
 from tests.reliability.rawhttp import request_bytes
-from tests.servers import free_port
+from tests.servers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "suture-client-key-3f9c1d"
@@ -140,15 +140,7 @@ def test_log_lines_cannot_be_forged_with_newlines(faulty: FaultyUpstream) -> Non
     process = subprocess.Popen([sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
                                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until_ready(f"http://127.0.0.1:{port}", process)
         statuses = []
         for raw in _forgeries():
             with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
