@@ -9,10 +9,9 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import httpx
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,7 +25,7 @@ from .metrics import Metrics
 from .routes import ROUTE_PATHS, routes
 from .routing import build_router
 from .settings import ROUTE_NAMES, ConfigError, Settings
-from .upstream import Upstream
+from .upstream import Signer, Upstream
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # A random prefix per process and a counter: unique like uuid4, without a urandom syscall on
@@ -149,7 +148,7 @@ class RequestContextMiddleware:
             )
 
 
-def _bedrock_signer(settings: Settings) -> Callable[[httpx.Request], Awaitable[None]] | None:
+def _bedrock_signer(settings: Settings) -> Signer | None:
     """Suture's AWS credentials for the Bedrock route, found once at start-up; raises ConfigError."""
     if not settings.bedrock.enabled:
         return None

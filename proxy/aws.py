@@ -3,19 +3,21 @@
 A client's SigV4 signature covers the body's hash, so it dies with the first repaired byte; and
 forwarding a client's signature would make Suture a replay relay for whoever holds it. So the
 Bedrock route drops the client's ``Authorization`` and ``X-Amz-*`` headers and signs the exact
-request httpx is about to send (method, URL as sent, body bytes) with botocore.
+request as it goes on the wire (method, URL as sent, body bytes) with botocore.
 """
 
 from __future__ import annotations
 
+import urllib.parse
+
 import anyio.to_thread
-import httpx
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials, ReadOnlyCredentials
 
 # Bedrock Runtime's signing name (the endpoint is bedrock-runtime, the SigV4 service is bedrock).
 SERVICE = "bedrock"
+Headers = list[tuple[bytes, bytes]]
 
 
 class NoCredentialsError(Exception):
@@ -23,7 +25,7 @@ class NoCredentialsError(Exception):
 
 
 class SigV4Signer:
-    """Signs ``httpx.Request`` objects in place for ``service`` in ``region``."""
+    """Signs requests for ``service`` in ``region``: called with one, it returns the headers to add."""
 
     def __init__(self, credentials: Credentials, region: str, service: str = SERVICE) -> None:
         self.credentials = credentials
@@ -44,25 +46,29 @@ class SigV4Signer:
             )
         return cls(credentials, region)
 
-    async def __call__(self, request: httpx.Request) -> None:
+    async def __call__(self, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes) -> Headers:
         # Refreshable credentials (SSO, assumed roles) may fetch new ones over the network here.
         frozen: ReadOnlyCredentials = await anyio.to_thread.run_sync(self.credentials.get_frozen_credentials)
-        self.sign(request, frozen)
+        return self.sign(method, url, headers, body, frozen)
 
-    def sign(self, request: httpx.Request, credentials: ReadOnlyCredentials) -> None:
-        """Add ``Authorization``, ``X-Amz-Date`` (and ``X-Amz-Security-Token``) to ``request``.
+    def sign(
+        self, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes, credentials: ReadOnlyCredentials
+    ) -> Headers:
+        """``Authorization``, ``X-Amz-Date`` (and ``X-Amz-Security-Token``) for this request.
 
+        ``url`` is exactly as it goes on the wire (a model id's ':' stays %3A, as boto3 sent it).
         The signed headers are host, content-type and the X-Amz-* ones Suture sets: the other
-        forwarded headers may pass unsigned, and nothing httpx adds later can break the signature.
+        forwarded headers may pass unsigned.
         """
-        url = request.url
-        # The path exactly as it goes on the wire: a model id's ':' stays %3A, as boto3 sent it.
-        wire_url = f"{url.scheme}://{url.netloc.decode('ascii')}{url.raw_path.decode('ascii')}"
-        signed = {"host": request.headers["host"]}
-        if "content-type" in request.headers:
-            signed["content-type"] = request.headers["content-type"]
-        aws = AWSRequest(method=request.method, url=wire_url, data=request.content, headers=signed)
+        signed = {"host": urllib.parse.urlsplit(url).netloc}
+        for name, value in headers:
+            if name.lower() == b"content-type":
+                signed["content-type"] = value.decode("latin-1")
+                break
+        aws = AWSRequest(method=method, url=url, data=body, headers=signed)
         SigV4Auth(credentials, self.service, self.region).add_auth(aws)
-        for name in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token"):
-            if name in aws.headers:
-                request.headers[name] = aws.headers[name]
+        return [
+            (name.encode(), aws.headers[name].encode())
+            for name in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token")
+            if name in aws.headers
+        ]

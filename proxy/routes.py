@@ -394,7 +394,7 @@ async def _forward(
     def done(result: RelayOutcome) -> None:
         ctx.outcome = result.outcome
         if wants_capture and capture is not None and state.capture is not None:
-            encoding = response.headers.get("content-encoding", "")
+            encoding = response.header("content-encoding") or ""
             state.capture.submit(capture.finish(response.status_code, result.head, encoding))
         if result.outcome == "client_disconnected":
             state.metrics.disconnects.labels(route).inc()

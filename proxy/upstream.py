@@ -1,24 +1,25 @@
-"""The only module that talks HTTP upstream: httpx's interface on aiohttp's pool, send, relay, error mapping."""
+"""Requests to an upstream (URL, signing, retries, error mapping) and the relay of its answer."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+import re
+import urllib.parse
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
-import aiohttp
 import anyio
 import httpx
-import yarl
 from starlette.types import Message, Receive, Scope, Send
 
+from . import http1
+from .http1 import ConnectionPool, Response
 from .logs import log, upstream_log
 from .settings import RetrySettings, TimeoutSettings
 
 # RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
-# our own server; `host` and `content-length` are set anew by httpx for the upstream request.
+# our own server; `host` and `content-length` are set anew for the upstream request.
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -38,7 +39,6 @@ _NOT_RELAYED = HOP_BY_HOP | {"date"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 # Seconds of an upstream's Retry-After that Suture waits out itself before a retry.
 _MAX_RETRY_AFTER = 30
-_AIOHTTP_LARGE_BODY = 2**20
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -100,14 +100,14 @@ def forward_headers(
     out.extend(replaced.items())
     if not any(n.lower() == b"accept-encoding" for n, _ in out):
         # Bytes are relayed as the upstream encodes them: a client that asked for no encoding
-        # must get none, so httpx's own default (gzip...) may not stand in for it.
+        # must get none, and an upstream free to choose might compress anyway.
         out.append((b"accept-encoding", b"identity"))
     return out
 
 
-def relay_headers(upstream: httpx.Response) -> Headers:
+def relay_headers(upstream: Response) -> Headers:
     """The upstream's response headers as they go to the client."""
-    raw = upstream.headers.raw
+    raw = upstream.headers
     dropped = _NOT_RELAYED_BYTES | _connection_tokens(raw)
     out = [(n, v) for n, v in raw if n.lower() not in dropped]
     if is_event_stream(upstream):
@@ -116,137 +116,23 @@ def relay_headers(upstream: httpx.Response) -> Headers:
     return out
 
 
-def is_event_stream(response: httpx.Response) -> bool:
+def is_event_stream(response: Response) -> bool:
     """SSE, or Bedrock's binary AWS event stream: either must reach the client unbuffered."""
-    content_type: str = response.headers.get("content-type", "")
+    content_type = response.header("content-type") or ""
     return content_type.lower().startswith(("text/event-stream", "application/vnd.amazon.eventstream"))
 
 
-def _httpx_error(exc: BaseException, request: httpx.Request) -> BaseException:
-    """aiohttp's exception as the httpx exception httpx's own transport raises for that fault."""
-    kind: type[httpx.TransportError]
-    if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        kind = httpx.ConnectTimeout
-    elif isinstance(exc, aiohttp.ServerTimeoutError):
-        kind = httpx.ReadTimeout
-    elif isinstance(exc, aiohttp.ClientConnectorError):  # refused, unresolvable, TLS handshake
-        kind = httpx.ConnectError
-    elif isinstance(exc, asyncio.TimeoutError):
-        kind = httpx.PoolTimeout
-    elif isinstance(exc, aiohttp.ClientOSError):
-        kind = httpx.ReadError
-    elif isinstance(exc, aiohttp.ClientError):  # cut bodies, malformed answers, early closes
-        kind = httpx.RemoteProtocolError
-    else:
-        return exc
-    return kind(str(exc) or type(exc).__name__, request=request)
-
-
-class _AiohttpStream(httpx.AsyncByteStream):
-    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
-        self._response = response
-        self._request = request
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for chunk in self._response.content.iter_any():  # as the bytes arrive
-                yield chunk
-        except Exception as exc:
-            mapped = _httpx_error(exc, self._request)
-            if mapped is exc:
-                raise
-            raise mapped from exc
-
-    async def aclose(self) -> None:
-        if self._response.content.at_eof():
-            self._response.release()  # back to the pool
-        else:
-            # Mid-message: closing the connection is what cancels the upstream request.
-            self._response.close()
-
-
-def _payload(content: bytes) -> bytes | io.BytesIO | None:
-    # aiohttp warns (ResourceWarning) on raw bytes over 1 MiB and wants a file object for those;
-    # agent transcripts of several MiB are common.
-    if len(content) > _AIOHTTP_LARGE_BODY:
-        return io.BytesIO(content)
-    return content or None
-
-
-class AiohttpTransport(httpx.AsyncBaseTransport):
-    """httpx's interface over aiohttp's connection pool, which costs a fraction of httpcore's.
-
-    httpcore scans every pooled connection on each request; behind Suture that was most of the
-    proxy's cost (bench/run.py; README, Benchmarks). Requests go as httpx built them: the URL as
-    encoded (a signed Bedrock path stays byte-identical), headers in order with duplicates, and
-    none of aiohttp's own defaults. Bodies are not decompressed. aiohttp has no write timeout.
-    """
-
-    def __init__(self, timeouts: TimeoutSettings, max_connections: int) -> None:
-        self._timeout = aiohttp.ClientTimeout(
-            total=None,
-            # aiohttp's `connect` spans the wait for a pooled connection and the connect itself.
-            connect=timeouts.pool + timeouts.connect,
-            sock_connect=timeouts.connect,
-            sock_read=timeouts.read,
-        )
-        self._max_connections = max_connections
-        self._session: aiohttp.ClientSession | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        # Made on first use: an aiohttp session belongs to the event loop that runs it.
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(
-                    limit=self._max_connections,
-                    limit_per_host=0,
-                    # Verified against certifi's CA bundle, as httpx's own transport does.
-                    ssl=httpx.create_ssl_context(trust_env=False),
-                ),
-                timeout=self._timeout,
-                # Stores nothing: a shared pool must not carry one user's cookies to another.
-                cookie_jar=aiohttp.DummyCookieJar(),
-                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
-                auto_decompress=False,
-                # Proxies or netrc credentials from the environment must not redirect or decorate traffic.
-                trust_env=False,
-            )
-        return self._session
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.headers.raw]
-        try:
-            response = await self._client().request(
-                request.method,
-                yarl.URL(str(request.url), encoded=True),
-                headers=headers,
-                data=_payload(request.content),
-                allow_redirects=False,
-            )
-        except Exception as exc:
-            mapped = _httpx_error(exc, request)
-            if mapped is exc:
-                raise
-            raise mapped from exc
-        return httpx.Response(
-            response.status,
-            headers=response.raw_headers,
-            stream=_AiohttpStream(response, request),
-            request=request,
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": (response.reason or "").encode()},
-        )
-
-    async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+# Signs a request as it will go on the wire (method, URL, headers, body): returns headers to add.
+Signer = Callable[[str, str, Headers, bytes], Awaitable[Headers]]
+# Visible ASCII: a request target with a space or a line break would split the request line.
+_TARGET = re.compile(rb"[!-~]+")
 
 
 class Upstream:
-    """One provider's base URL and its shared, pooled, cookie-less transport.
+    """One provider's base URL and its pooled, cookie-less HTTP/1.1 client (``proxy/http1.py``).
 
-    Requests are built as ``httpx.Request`` and handed to the transport directly: Suture follows
-    no redirects, keeps no cookies and adds no auth, so httpx's client layer would only add its
-    cost (about a sixth of the proxy's CPU per request; bench/run.py).
+    Requests go as the caller built them: the path as encoded (a signed Bedrock path stays
+    byte-identical), the headers in order with duplicates, plus Host and Content-Length only.
     """
 
     def __init__(
@@ -256,8 +142,7 @@ class Upstream:
         *,
         timeouts: TimeoutSettings,
         max_connections: int = 100,
-        transport: httpx.AsyncBaseTransport | None = None,
-        sign: Callable[[httpx.Request], Awaitable[None]] | None = None,
+        sign: Signer | None = None,
         retries: RetrySettings | None = None,
     ) -> None:
         self.name = name
@@ -265,16 +150,27 @@ class Upstream:
         self.retries = retries or RetrySettings()
         # Called on each request as built, just before it is sent (Bedrock's SigV4).
         self.sign = sign
-        self.transport = transport or AiohttpTransport(timeouts, max_connections)
-        self._extensions = {
-            "timeout": httpx.Timeout(
-                connect=timeouts.connect, read=timeouts.read, write=timeouts.write, pool=timeouts.pool
-            ).as_dict()
-        }
+        url = urllib.parse.urlsplit(self.base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        secure = url.scheme == "https"
+        self.pool = ConnectionPool(
+            url.hostname,
+            url.port or (443 if secure else 80),
+            # Verified against certifi's CA bundle, as httpx's own transport does.
+            ssl_context=httpx.create_ssl_context(trust_env=False) if secure else None,
+            max_connections=max_connections,
+            connect_timeout=timeouts.connect,
+            read_timeout=timeouts.read,
+            write_timeout=timeouts.write,
+            pool_timeout=timeouts.pool,
+        )
+        self._origin = f"{url.scheme}://{self.pool.host_header.decode()}"
+        self._base_path = url.path.encode("ascii")
         self._closed = False
-        # Parsed URLs by (path, query): a handful of paths, so parsing each once saves a URL
-        # parse per request. Bounded, since the query comes from the client.
-        self._urls: dict[tuple[str, bytes], httpx.URL] = {}
+        # Request targets by (path, query): a handful of paths, so each is built and checked
+        # once. Bounded, since the query comes from the client.
+        self._targets: dict[tuple[str, bytes], bytes] = {}
 
     @property
     def closed(self) -> bool:
@@ -282,49 +178,49 @@ class Upstream:
 
     async def aclose(self) -> None:
         self._closed = True
-        await self.transport.aclose()
+        await self.pool.aclose()
 
-    async def _send(self, request: httpx.Request) -> httpx.Response:
-        if self._closed:
-            raise RuntimeError(f"the upstream client for {self.base_url} is closed")
-        response = await self.transport.handle_async_request(request)
-        response.request = request
-        return response
+    def _target(self, path: str, query: bytes) -> bytes:
+        target = self._targets.get((path, query))
+        if target is None:
+            target = self._base_path + path.encode("ascii") + (b"?" + query if query else b"")
+            if not _TARGET.fullmatch(target):
+                raise ValueError(f"not a valid request target: {target[:200]!r}")
+            if len(self._targets) < 256:
+                self._targets[path, query] = target
+        return target
 
     async def open(
         self, method: str, path: str, *, query: bytes = b"", headers: Headers, content: bytes | None = None
-    ) -> httpx.Response:
+    ) -> Response:
         """Send a request to ``base_url + path`` and return the response with its body unread.
 
         The caller must close it (``Relay`` does). Raises :class:`UpstreamError`. A connect error
         or a 429/5xx answer is retried as ``retries`` allows, always before the caller sees a byte.
         """
-        url = self._urls.get((path, query))
-        if url is None:
-            url = httpx.URL(self.base_url + path + ("?" + query.decode("latin-1") if query else ""))
-            if len(self._urls) < 256:
-                self._urls[path, query] = url
-        # Only Host and Content-Length are added: the client's headers otherwise go as they are.
-        request = httpx.Request(method, url, headers=headers, content=content, extensions=self._extensions)
+        if self._closed:
+            raise RuntimeError(f"the upstream client for {self.base_url} is closed")
+        target = self._target(path, query)
         if self.sign is not None:
+            url = self._origin + target.decode("ascii")
             try:
-                await self.sign(request)
+                headers = [*headers, *await self.sign(method, url, headers, content or b"")]
             except Exception as exc:
                 raise UpstreamSigningError(self.base_url, exc) from None
         attempt = 1
         while True:
             try:
-                response = await self._send(request)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                response = await self.pool.request(method.encode("ascii"), target, headers, content)
+            except (http1.ConnectError, http1.ConnectTimeout) as exc:
                 # Never connected, so the upstream never saw the request: safe to send again.
                 if attempt >= self.retries.attempts or "connect" not in self.retries.when:
-                    raise (UpstreamTimeout if isinstance(exc, httpx.TimeoutException) else UpstreamError)(
+                    raise (UpstreamTimeout if isinstance(exc, http1.TimeoutException) else UpstreamError)(
                         self.base_url, exc
                     ) from None
                 reason, delay = type(exc).__name__, self._backoff(attempt)
-            except httpx.TimeoutException as exc:
+            except http1.TimeoutException as exc:
                 raise UpstreamTimeout(self.base_url, exc) from None
-            except httpx.TransportError as exc:
+            except http1.HTTPError as exc:
                 raise UpstreamError(self.base_url, exc) from None
             else:
                 wait = self._retry_delay(response, attempt)
@@ -347,7 +243,7 @@ class Upstream:
     def _backoff(self, attempt: int) -> float:
         return float(self.retries.backoff * 2 ** (attempt - 1))
 
-    def _retry_delay(self, response: httpx.Response, attempt: int) -> float | None:
+    def _retry_delay(self, response: Response, attempt: int) -> float | None:
         """Seconds to wait before retrying this answer, or None to relay it."""
         status = response.status_code
         when = self.retries.when
@@ -355,7 +251,7 @@ class Upstream:
         if not wanted or attempt >= self.retries.attempts:
             return None
         delay = self._backoff(attempt)
-        retry_after = response.headers.get("retry-after", "")
+        retry_after = response.header("retry-after") or ""
         if retry_after.isdigit():
             if int(retry_after) > _MAX_RETRY_AFTER:
                 return None  # the client is better placed to wait that long, or not
@@ -377,15 +273,15 @@ class RelayOutcome:
 class Relay:
     """An ASGI response that streams an upstream response to the client as its bytes arrive.
 
-    Raw bytes are relayed (``aiter_raw``), so ``content-encoding`` and ``content-length`` stay
-    true. A task watches for the client's disconnect and cancels the relay at once; the upstream
-    response is closed in ``finally``, which closes its connection and so cancels the upstream
-    request (no more tokens generated, nor billed).
+    Raw bytes are relayed (``aiter_raw``: de-chunked, never decompressed), so ``content-encoding``
+    and ``content-length`` stay true. A task watches for the client's disconnect and cancels the
+    relay at once; the upstream response is closed in ``finally``, which closes its connection and
+    so cancels the upstream request (no more tokens generated, nor billed).
     """
 
     def __init__(
         self,
-        upstream: httpx.Response,
+        upstream: Response,
         *,
         on_done: Callable[[RelayOutcome], None] | None = None,
         keep_head: int = 0,
@@ -427,7 +323,7 @@ class Relay:
                         result.head += chunk[: self.keep_head - len(result.head)]
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     result.bytes_sent += len(chunk)
-            except httpx.HTTPError as exc:
+            except http1.HTTPError as exc:
                 # Headers are gone already: the only honest signal left is an unfinished body,
                 # so the connection is dropped rather than ended cleanly.
                 relaying = False

@@ -122,17 +122,20 @@ def _secrets(headers: dict[str, str]) -> list[str]:
 def send(client: Any, url: str, headers: dict[str, str], body: dict[str, Any], secrets: list[str]) -> Outcome:
     import httpx
 
+    # Read past what is shown by the longest secret: a key straddling the cut is still redacted whole.
+    wanted = _SHOWN_BYTES + max((len(s.encode()) for s in secrets), default=0)
     try:
         with client.stream("POST", url, headers=headers, content=orjson.dumps(body)) as response:
             data = b""
             for chunk in response.iter_bytes():
                 data += chunk
-                if len(data) >= _SHOWN_BYTES:
+                if len(data) >= wanted:
                     break
             status, reason = response.status_code, response.reason_phrase
     except httpx.HTTPError as exc:
         return Outcome(None, f"no answer ({type(exc).__name__})", _redact(str(exc), secrets))
-    return Outcome(status, reason, _redact(data[:_SHOWN_BYTES].decode("utf-8", errors="replace"), secrets))
+    text = _redact(data[:wanted].decode("utf-8", errors="replace"), secrets)
+    return Outcome(status, reason, text[:_SHOWN_BYTES])
 
 
 def _redact(text: str, secrets: list[str]) -> str:
