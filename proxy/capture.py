@@ -1,4 +1,4 @@
-"""Captures: one JSON file per request Suture repaired or the provider rejected.
+"""Captures: one JSON file per request Suture repaired, the provider rejected, or strict mode refused.
 
 A capture holds what is needed to reproduce the turn offline (``suture check|fix|replay FILE``):
 the client's body, the body forwarded, the repairs, the provider's status and the first part of
@@ -40,6 +40,8 @@ FORMAT_VERSION = 1
 MAX_ERROR_BYTES = 16 * 1024
 # Writes waiting for the disk; beyond this, new captures are dropped (and logged) rather than queued.
 MAX_PENDING = 64
+# The upstream status of a request strict mode answered itself: it never went upstream.
+STRICT_REJECTED = "strict_rejected"
 _SUFFIX = ".json"
 _TEMP_PREFIX = ".tmp-"
 _REDACTED = "[redacted]"
@@ -67,8 +69,13 @@ class CaptureDraft:
         """A capture is kept for a repaired transcript and for any rejection by the provider."""
         return bool(self.repairs) or (isinstance(status, int) and status >= 400)
 
-    def finish(self, status: int | str, error: bytes = b"", encoding: str = "") -> dict[str, Any]:
-        """The capture record; ``status`` is the provider's status, or why there is none."""
+    def finish(
+        self, status: int | str, error: bytes = b"", encoding: str = "", *, rejection: str | None = None
+    ) -> dict[str, Any]:
+        """The capture record; ``status`` is the provider's status, or why there is none.
+
+        ``rejection`` is Suture's own error message when strict mode refused the transcript.
+        """
         applied = self.forwarded is not None
         record: dict[str, Any] = {
             "suture_capture": FORMAT_VERSION,
@@ -86,6 +93,8 @@ class CaptureDraft:
             "original": self.original,
             "forwarded": self.forwarded,
         }
+        if rejection is not None:
+            record["strict_rejection"] = rejection
         if isinstance(status, int) and status >= 400:
             record["upstream_error"], record["upstream_error_truncated"] = _error_body(
                 error, encoding, self.secrets

@@ -19,7 +19,7 @@ from sanitizer import PROVIDERS, Repair, SanitizeError, SanitizeResult, sanitize
 from sanitizer.validation import validate
 
 from . import gateway
-from .capture import MAX_ERROR_BYTES, CaptureDraft, safe_headers
+from .capture import MAX_ERROR_BYTES, STRICT_REJECTED, CaptureDraft, safe_headers
 from .context import ProxyState, RequestContext
 from .errors import API_OF_ROUTE, error_response
 from .gateway import ClientAPI, LitellmCall
@@ -220,9 +220,11 @@ async def _proxy_transcript(
         if problems:
             state.metrics.rejections.labels(route).inc()
             listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
-            return error_response(
-                route, 400, f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
-            )
+            message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
+            if state.capture is not None:
+                draft = _capture_draft(request, route, api, mode, body, None, result.repairs)
+                state.capture.submit(draft.finish(STRICT_REJECTED, rejection=message))
+            return error_response(route, 400, message)
 
     if mode == "repair" and result.repairs:
         try:
@@ -242,18 +244,8 @@ async def _proxy_transcript(
         content = raw
     capture = None
     if state.capture is not None:
-        capture = CaptureDraft(
-            request_id=ctx.request_id,
-            route=route,
-            path=request.url.path,
-            api=api,
-            mode=mode,
-            original=body,
-            forwarded=result.body if content is not raw else None,
-            repairs=result.repairs,
-            headers=safe_headers(request.headers.raw),
-            secrets=_secrets(request, route),
-        )
+        forwarded = result.body if content is not raw else None
+        capture = _capture_draft(request, route, api, mode, body, forwarded, result.repairs)
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
         return await _via_litellm(request, route, target, sent, result.restore_ids, capture)
@@ -326,6 +318,23 @@ async def _via_litellm(
             )
 
     return gateway.GatewayStream(api, answer, restore, on_done=done)
+
+
+def _capture_draft(
+    request: Request, route: RouteName, api: str, mode: str, body: Any, forwarded: Any, repairs: list[Repair]
+) -> CaptureDraft:
+    return CaptureDraft(
+        request_id=_ctx(request).request_id,
+        route=route,
+        path=request.url.path,
+        api=api,
+        mode=mode,
+        original=body,
+        forwarded=forwarded,
+        repairs=repairs,
+        headers=safe_headers(request.headers.raw),
+        secrets=_secrets(request, route),
+    )
 
 
 def _litellm_key(request: Request, route: RouteName, target: Target) -> str | None:

@@ -60,7 +60,11 @@ def run_list(args: argparse.Namespace) -> int:
             continue
         repairs = record.get("repairs") or []
         codes = ",".join(sorted({r.get("code", "?") for r in repairs})) or "-"
-        note = "UNREPAIRED REJECTION (a rule Suture does not know yet)" if record.get("unrepaired_rejection") else ""
+        note = ""
+        if record.get("unrepaired_rejection"):
+            note = "UNREPAIRED REJECTION (a rule Suture does not know yet)"
+        elif record.get("strict_rejection"):
+            note = "rejected by strict mode; never sent upstream"
         rows.append(
             (
                 path.stem,

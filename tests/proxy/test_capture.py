@@ -236,6 +236,29 @@ def test_captures_needs_a_directory(
     assert "no captures in" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_strict_rejection_is_captured_with_suture_s_message(
+    tmp_path: Path, anthropic_emulator: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with suture(anthropic={"upstream": anthropic_emulator, "mode": "strict"}, capture={"dir": tmp_path}) as url:
+        response = httpx.post(url + "/v1/messages", json=SEED["before"], headers=ANTHROPIC_HEADERS)
+        assert response.status_code == 400
+        # A transcript strict mode lets through, and the provider accepts, leaves no capture.
+        assert httpx.post(url + "/v1/messages", json=SEED["after"], headers=ANTHROPIC_HEADERS).status_code == 200
+        [record] = wait_for(lambda: captures(tmp_path))
+    assert record["request_id"] == response.headers["x-request-id"]
+    assert record["mode"] == "strict"
+    assert record["upstream_status"] == "strict_rejected"
+    assert record["strict_rejection"] == response.json()["error"]["message"]
+    assert record["original"] == SEED["before"]
+    assert record["forwarded"] is None and record["repairs_applied"] is False
+    assert record["repairs"] == SEED["repairs"]
+    assert "upstream_error" not in record
+    assert_no_secrets(tmp_path, ANTHROPIC_KEY)
+    assert cli.main(["captures", "list", "--dir", str(tmp_path)]) == 0
+    assert "rejected by strict mode" in capsys.readouterr().out
+
+
 def test_unrepaired_rejection_is_flagged_in_the_listing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = CaptureStore(tmp_path)
     store.write(draft().finish(400, b'{"error": "no"}'))
