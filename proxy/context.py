@@ -39,3 +39,4 @@ class RequestContext:
     mode: str | None = None
     upstream_status: int | str | None = None
     outcome: str = "complete"
+    response_started: bool = False

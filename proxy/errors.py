@@ -58,8 +58,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
-async def _internal_error(request: Request, exc: Exception) -> Response:
-    # The outermost middleware answers here, outside the one that stamps the request id.
+async def internal_error(request: Request, exc: Exception) -> Response:
+    # Starlette's outermost middleware answers here, outside the one that stamps the request id.
     response = error_response(provider_of(request), 500, "Suture failed on this request; it is in Suture's log")
     ctx = request.scope.get("suture")
     if ctx is not None:
@@ -72,4 +72,4 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
 
 def exception_handlers() -> dict[Any, Any]:
     """Starlette's errors in the provider's shape instead of plain text."""
-    return {404: _http_error, 405: _http_error, Exception: _internal_error}
+    return {404: _http_error, 405: _http_error, Exception: internal_error}

@@ -126,6 +126,10 @@ class Response:
     async def aclose(self) -> None:
         self._release()
 
+    def close(self) -> None:
+        """As :meth:`aclose`, from synchronous code: closing never waits."""
+        self._release()
+
     def _release(self) -> None:
         if not self._released:
             self._released = True
