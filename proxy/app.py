@@ -28,7 +28,7 @@ from .metrics import Metrics
 from .routes import ROUTE_PATHS, routes
 from .routing import build_router
 from .settings import ROUTE_NAMES, ConfigError, Settings
-from .upstream import Signer, Upstream
+from .upstream import Signer, Upstream, upstream_ssl_context
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # A random prefix per process and a counter: unique like uuid4, without a urandom syscall on
@@ -42,6 +42,10 @@ def build_app(settings: Settings) -> Starlette:
     state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
     state.router = build_router(settings)
     signer = _bedrock_signer(settings)
+    try:
+        tls = upstream_ssl_context(settings.upstream_ca_file)
+    except ValueError as exc:
+        raise ConfigError(f"upstream_ca_file: {exc}") from None
     if settings.capture.dir is not None:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
 
@@ -55,6 +59,7 @@ def build_app(settings: Settings) -> Starlette:
                 max_connections=settings.max_connections,
                 retries=settings.route(name).retries,
                 sign=signer if name == "bedrock" else None,
+                ssl_context=tls,
             )
         for target in state.router.targets:
             if target.base_url is not None:
@@ -63,6 +68,7 @@ def build_app(settings: Settings) -> Starlette:
                     target.base_url,
                     timeouts=settings.timeouts,
                     max_connections=settings.max_connections,
+                    ssl_context=tls,
                 )
         # Everything made at start-up lives as long as the process: frozen out of the collector,
         # it is no longer rescanned by each full collection. A broken 1,000-message transcript's

@@ -38,6 +38,10 @@ class ConnectError(HTTPError):
     """Refused, unresolvable, unreachable, or the TLS handshake failed."""
 
 
+class UntrustedCertificate(ConnectError):
+    """The upstream's TLS certificate did not verify against the trusted CAs."""
+
+
 class ConnectTimeout(TimeoutException):
     pass
 
@@ -497,6 +501,8 @@ class ConnectionPool:
                 )
         except TimeoutError:
             raise ConnectTimeout(f"no connection within {self.connect_timeout} s") from None
+        except ssl.SSLCertVerificationError as exc:
+            raise UntrustedCertificate(f"TLS certificate verification failed: {exc.verify_message}") from None
         except OSError as exc:  # refused, unresolvable, unreachable, TLS (ssl.SSLError is an OSError)
             raise ConnectError(str(exc) or type(exc).__name__) from None
         return connection

@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FilePath,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sanitizer import PROVIDERS, Policy, PolicyError
@@ -260,6 +269,11 @@ class Settings(BaseSettings):
     mode: Mode = Field(default="repair", description="repair | report | strict, for every route.")
     max_body_bytes: int = Field(default=32 * MiB, gt=0, description="Largest request body accepted (413).")
     max_connections: int = Field(default=100, gt=0, description="Connection pool size per upstream.")
+    upstream_ca_file: FilePath | None = Field(
+        default=None,
+        description="PEM file of the CAs that HTTPS upstreams are verified against, instead of certifi's bundle "
+        "(a corporate TLS proxy's CA, a private gateway's).",
+    )
     shutdown_grace_seconds: int = Field(
         default=30, ge=0, description="How long in-flight requests may run on after a shutdown signal."
     )

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import ssl
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 from starlette.types import Message, Receive, Scope, Send
@@ -51,10 +53,14 @@ class UpstreamError(Exception):
     def __init__(self, base_url: str, cause: Exception) -> None:
         self.base_url = base_url
         self.cause = type(cause).__name__
+        # Only an untrusted certificate is worth its details to the client: what to fix is on
+        # Suture's side (upstream_ca_file). Other causes stay a class name in errors and logs.
+        self.detail = str(cause) if isinstance(cause, http1.UntrustedCertificate) else ""
         super().__init__(self.describe())
 
     def describe(self) -> str:
-        return f"Suture could not reach the upstream {self.base_url} ({self.cause})"
+        detail = f": {self.detail}" if self.detail else ""
+        return f"Suture could not reach the upstream {self.base_url} ({self.cause}{detail})"
 
 
 class UpstreamSigningError(UpstreamError):
@@ -121,6 +127,19 @@ def is_event_stream(response: Response) -> bool:
     return content_type.lower().startswith(("text/event-stream", "application/vnd.amazon.eventstream"))
 
 
+def upstream_ssl_context(ca_file: Path | None = None) -> ssl.SSLContext:
+    """Verification of HTTPS upstreams: against ``ca_file`` when given, else certifi's CA bundle
+    (as httpx's own transport does). Raises ``ValueError`` naming a file it cannot use."""
+    if ca_file is None:
+        return httpx.create_ssl_context(trust_env=False)
+    try:
+        return ssl.create_default_context(cafile=str(ca_file))
+    except ssl.SSLError as exc:
+        raise ValueError(f"{ca_file} holds no usable PEM CA certificate ({exc.reason or exc})") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {ca_file}: {exc.strerror or exc}") from None
+
+
 # Signs a request as it will go on the wire (method, URL, headers, body): returns headers to add.
 Signer = Callable[[str, str, Headers, bytes], Awaitable[Headers]]
 # Visible ASCII: a request target with a space or a line break would split the request line.
@@ -143,6 +162,7 @@ class Upstream:
         max_connections: int = 100,
         sign: Signer | None = None,
         retries: RetrySettings | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
@@ -156,8 +176,7 @@ class Upstream:
         self.pool = ConnectionPool(
             url.hostname,
             url.port or (443 if secure else 80),
-            # Verified against certifi's CA bundle, as httpx's own transport does.
-            ssl_context=httpx.create_ssl_context(trust_env=False) if secure else None,
+            ssl_context=(ssl_context or upstream_ssl_context()) if secure else None,
             max_connections=max_connections,
             connect_timeout=timeouts.connect,
             read_timeout=timeouts.read,

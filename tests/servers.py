@@ -22,7 +22,10 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def running_server(app: Any, *, port: int | None = None, **config: Any) -> Iterator[str]:
-    """Serve ``app`` on 127.0.0.1 in a background thread; yield its base URL (no trailing slash)."""
+    """Serve ``app`` on 127.0.0.1 in a background thread; yield its base URL (no trailing slash).
+
+    With ``ssl_certfile`` and ``ssl_keyfile`` in ``config`` it serves HTTPS (an https:// URL).
+    """
     port = port or free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **config)
@@ -35,7 +38,7 @@ def running_server(app: Any, *, port: int | None = None, **config: Any) -> Itera
             raise RuntimeError(f"uvicorn did not start on port {port}")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if config.get('ssl_certfile') else 'http'}://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=15)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import pytest
+import trustme
 import uvloop
 
 from proxy.http1 import (
@@ -26,6 +27,7 @@ from proxy.http1 import (
     ReadTimeout,
     RemoteProtocolError,
     Response,
+    UntrustedCertificate,
     WriteTimeout,
 )
 from tests.servers import free_port
@@ -105,8 +107,9 @@ Handler = Callable[[Peer], Awaitable[None]]
 class Server:
     """A loopback upstream: ``handler`` runs once per accepted connection."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
         self.handler = handler
+        self.tls = tls
         self.connections = 0  # accepted so far
         self.eofs = 0  # connections the client closed
         self.requests: list[bytes] = []
@@ -116,7 +119,7 @@ class Server:
         self._pools: list[ConnectionPool] = []
 
     async def __aenter__(self) -> Server:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -900,5 +903,41 @@ def test_an_unread_streamed_body_pauses_the_socket_and_arrives_intact(run: Run[N
             await response.aclose()
             assert pool.connections == 1  # complete, so kept for the next request
             await pool.aclose()
+
+    run(test)
+
+
+# TLS, as every real provider speaks
+
+
+def _tls_server_context(ca: trustme.CA) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(context)
+    return context
+
+
+def test_tls_round_trips_and_keeps_the_connection(run: Run[None]) -> None:
+    ca = trustme.CA()
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+
+    async def test() -> None:
+        async with Server(answering(OK), tls=_tls_server_context(ca)) as server:
+            pool = server.pool(ssl_context=trusted)
+            assert (await get(pool))[1] == b"ok"
+            assert (await get(pool))[1] == b"ok"
+            assert server.connections == 1
+            assert pool.host_header == f"127.0.0.1:{server.port}".encode()
+
+    run(test)
+
+
+def test_an_untrusted_certificate_is_refused_before_anything_is_sent(run: Run[None]) -> None:
+    async def test() -> None:
+        async with Server(answering(OK), tls=_tls_server_context(trustme.CA())) as server:
+            pool = server.pool(ssl_context=ssl.create_default_context())
+            with pytest.raises(UntrustedCertificate, match=r"^TLS certificate verification failed: unable to get local issuer certificate$"):
+                await pool.request(b"GET", b"/", [], None)
+            assert (server.requests, pool.connections) == ([], 0)
 
     run(test)
