@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from starlette.requests import Request
+
 from sanitizer import Policy
 
 from .capture import Capturer
@@ -40,3 +42,15 @@ class RequestContext:
     upstream_status: int | str | None = None
     outcome: str = "complete"
     response_started: bool = False
+
+
+def state_of(request: Request) -> ProxyState:
+    """The app's state, from any request."""
+    state: ProxyState = request.app.state.suture
+    return state
+
+
+def context_of(request: Request) -> RequestContext:
+    """This request's context, made by the request-context middleware."""
+    ctx: RequestContext = request.scope["suture"]
+    return ctx

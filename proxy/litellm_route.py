@@ -1,0 +1,104 @@
+"""The litellm path: a request sent through litellm to a provider without a native route."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp
+
+from . import gateway
+from .capture import MAX_ERROR_BYTES, CaptureDraft
+from .context import context_of, state_of
+from .credentials import request_secrets
+from .errors import error_response
+from .gateway import ClientAPI, LitellmCall
+from .logs import log, upstream_log
+from .routing import Target
+from .settings import RouteName
+
+
+async def via_litellm(
+    request: Request,
+    route: RouteName,
+    target: Target,
+    body: dict[str, Any],
+    restore: dict[str, str],
+    capture: CaptureDraft | None,
+) -> ASGIApp:
+    """Send ``body`` through litellm to ``target``; the answer (or stream) comes back in the client's
+    format, with the ids the provider needed rewritten (``restore``) mapped back."""
+    state, ctx = state_of(request), context_of(request)
+    api: ClientAPI = "openai-chat" if route == "openai" else "anthropic-messages"
+    stream = body.get("stream") is True
+    call = LitellmCall(
+        api=api,
+        model=target.litellm_model(str(body["model"])),
+        body=body,
+        stream=stream,
+        api_base=target.api_base,
+        api_key=_litellm_key(request, route, target),
+    )
+    sent = time.perf_counter()
+    try:
+        answer = await gateway.call(call)
+    except gateway.GatewayError as exc:
+        ctx.upstream_status = exc.status if exc.outcome.isdigit() else exc.outcome
+        state.metrics.upstream_responses.labels(route, exc.outcome).inc()
+        log(
+            upstream_log,
+            logging.WARNING,
+            "provider refused" if exc.outcome.isdigit() else "upstream failed",
+            request_id=ctx.request_id,
+            upstream=target.name,
+            # Not the provider's message: a provider may quote the key it refused.
+            outcome=exc.outcome,
+        )
+        message = exc.message
+        # A provider may quote the key it refused; Suture never writes a key into a body.
+        keys = [*request_secrets(request, route), *([target.api_key.get_secret_value()] if target.api_key else [])]
+        for key in sorted((k for k in keys if len(k) >= 8), key=len, reverse=True):
+            message = message.replace(key, "[redacted]")
+        response = error_response(route, exc.status, message)
+        if capture is not None and state.capture is not None and capture.wanted(ctx.upstream_status):
+            state.capture.submit(capture.finish(ctx.upstream_status, bytes(response.body)[:MAX_ERROR_BYTES]))
+        return response
+    state.metrics.upstream_seconds.labels(route).observe(time.perf_counter() - sent)
+    state.metrics.upstream_responses.labels(route, "200").inc()
+    ctx.upstream_status = 200
+    if capture is not None and state.capture is not None and capture.wanted(200):
+        state.capture.submit(capture.finish(200))
+    if not stream:
+        return Response(orjson.dumps(gateway.restore_ids(answer, restore)), media_type="application/json")
+
+    def done(result: gateway.StreamOutcome) -> None:
+        ctx.outcome = result.outcome
+        if result.outcome == "client_disconnected":
+            state.metrics.disconnects.labels(route).inc()
+        elif result.outcome == "upstream_error":
+            log(
+                upstream_log,
+                logging.ERROR,
+                "provider failed mid-stream; the client got an error event",
+                request_id=ctx.request_id,
+                upstream=target.name,
+                bytes_relayed=result.bytes_sent,
+            )
+
+    return gateway.GatewayStream(api, answer, restore, on_done=done)
+
+
+def _litellm_key(request: Request, route: RouteName, target: Target) -> str | None:
+    if target.api_key is not None:
+        return target.api_key.get_secret_value()
+    if not target.passes_client_key or state_of(request).settings.route(route).client_api_key is not None:
+        # With client_api_key set, the client's key is Suture's own and goes no further.
+        return None
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip() or None
+    return request.headers.get("x-api-key") or None
