@@ -12,10 +12,12 @@ uvicorn already uses for Suture's own server side.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
 
+import aiohappyeyeballs
 import httptools
 
 # Past this many unread bytes of an answer, the socket is no longer read (back-pressure from
@@ -492,10 +494,14 @@ class ConnectionPool:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout):
+                addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+                # Happy Eyeballs (RFC 8305): a host's addresses raced 0.25 s apart, so a dead IPv6
+                # route costs a quarter second, not the whole connect timeout. uvloop's
+                # create_connection tries addresses one after the other.
+                sock = await aiohappyeyeballs.start_connection(addresses, happy_eyeballs_delay=0.25, interleave=1)
                 _, connection = await loop.create_connection(
                     lambda: _Connection(self),
-                    self.host,
-                    self.port,
+                    sock=sock,
                     ssl=self.ssl_context,
                     server_hostname=self.host if self.ssl_context is not None else None,
                 )

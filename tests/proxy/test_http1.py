@@ -8,6 +8,7 @@ test runs on asyncio's loop and on uvloop's (what uvicorn runs Suture on).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 import struct
@@ -941,3 +942,47 @@ def test_an_untrusted_certificate_is_refused_before_anything_is_sent(run: Run[No
             assert (server.requests, pool.connections) == ([], 0)
 
     run(test)
+
+
+# Connecting
+
+
+def test_a_blackholed_first_address_costs_a_quarter_second_not_the_connect_timeout() -> None:
+    # A listening socket whose accept queue is full drops further SYNs: a local blackhole, as a
+    # dead IPv6 route is. The host "resolves" to it first and to a live upstream second.
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(0)
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(blackhole.getsockname())
+        fillers.append(filler)
+
+    async def test() -> None:
+        async with Server(answering(OK)) as server:
+            live = ("127.0.0.1", server.port)
+            loop = asyncio.get_running_loop()
+
+            async def resolve(host: str, port: int, **_: Any) -> list[Any]:
+                assert (host, port) == ("upstream.test", server.port)
+                tcp = (socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "")
+                return [(*tcp, blackhole.getsockname()), (*tcp, live)]
+
+            loop.getaddrinfo = resolve  # type: ignore[method-assign]
+            pool = ConnectionPool("upstream.test", server.port, connect_timeout=PATIENCE)
+            started = loop.time()
+            response, body = await get(pool)
+            assert (response.status_code, body) == (200, b"ok")
+            # Raced after 0.25 s; addresses tried in turn would have waited out the timeout.
+            assert loop.time() - started < PATIENCE / 2
+            await pool.aclose()
+
+    try:
+        with asyncio.Runner() as runner:
+            runner.run(asyncio.wait_for(test(), 4 * PATIENCE))
+    finally:
+        for sock in (*fillers, blackhole):
+            sock.close()
