@@ -23,6 +23,7 @@ from . import gateway
 from .capture import Capturer, CaptureStore
 from .context import ProxyState, RequestContext
 from .errors import exception_handlers, internal_error
+from .http1 import Proxy
 from .logs import access_log, log
 from .metrics import Metrics
 from .routes import ROUTE_PATHS, routes
@@ -46,6 +47,7 @@ def build_app(settings: Settings) -> Starlette:
         tls = upstream_ssl_context(settings.upstream_ca_file)
     except ValueError as exc:
         raise ConfigError(f"upstream_ca_file: {exc}") from None
+    proxy = Proxy.from_url(settings.upstream_proxy.get_secret_value()) if settings.upstream_proxy else None
     if settings.capture.dir is not None:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
 
@@ -60,6 +62,7 @@ def build_app(settings: Settings) -> Starlette:
                 retries=settings.route(name).retries,
                 sign=signer if name == "bedrock" else None,
                 ssl_context=tls,
+                proxy=proxy,
             )
         for target in state.router.targets:
             if target.base_url is not None:
@@ -69,6 +72,7 @@ def build_app(settings: Settings) -> Starlette:
                     timeouts=settings.timeouts,
                     max_connections=settings.max_connections,
                     ssl_context=tls,
+                    proxy=proxy,
                 )
         # Everything made at start-up lives as long as the process: frozen out of the collector,
         # it is no longer rescanned by each full collection. A broken 1,000-message transcript's

@@ -12,10 +12,13 @@ uvicorn already uses for Suture's own server side.
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import ssl
+import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import aiohappyeyeballs
 import httptools
@@ -42,6 +45,10 @@ class ConnectError(HTTPError):
 
 class UntrustedCertificate(ConnectError):
     """The upstream's TLS certificate did not verify against the trusted CAs."""
+
+
+class ProxyError(ConnectError):
+    """The HTTP proxy in between refused the tunnel (407: it wants other credentials)."""
 
 
 class ConnectTimeout(TimeoutException):
@@ -74,6 +81,36 @@ class _StaleConnection(RemoteProtocolError):
     The usual cause is the upstream's idle timeout firing as the request went out, so the request
     was never read: it is sent once more on a new connection.
     """
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """An HTTP proxy between Suture and its upstreams (a corporate egress proxy): HTTPS upstreams
+    are tunnelled through it with CONNECT, plain-HTTP ones are sent to it with the absolute URL."""
+
+    host: str
+    port: int
+    authorization: bytes | None = field(default=None, repr=False)
+    """The Proxy-Authorization value (Basic, from the URL's user and password)."""
+
+    @classmethod
+    def from_url(cls, url: str) -> Proxy:
+        """``http://[user:password@]host[:port]``; raises ``ValueError`` (without the password)."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError("must be an http://host:port URL (an HTTP proxy; its user and password may be in it)")
+        if parts.path not in ("", "/") or parts.query or parts.fragment:
+            raise ValueError("must be just http://host:port, without a path or query")
+        try:
+            port = parts.port or 80
+        except ValueError:
+            raise ValueError("has an invalid port") from None
+        authorization = None
+        if parts.username is not None:
+            user = urllib.parse.unquote(parts.username)
+            password = urllib.parse.unquote(parts.password or "")
+            authorization = b"Basic " + base64.b64encode(f"{user}:{password}".encode())
+        return cls(parts.hostname, port, authorization)
 
 
 class Response:
@@ -371,6 +408,7 @@ class ConnectionPool:
         write_timeout: float | None = 60.0,
         pool_timeout: float | None = 10.0,
         keepalive_expiry: float = 15.0,
+        proxy: Proxy | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -384,6 +422,14 @@ class ConnectionPool:
         default_port = 443 if ssl_context is not None else 80
         name = f"[{host}]" if ":" in host else host  # an IPv6 literal
         self.host_header = (name if port == default_port else f"{name}:{port}").encode("idna")
+        self.proxy = proxy
+        # Through a proxy, plain HTTP goes in absolute form (RFC 9112 §3.2.2); TLS is tunnelled.
+        self._target_prefix = b"http://" + self.host_header if proxy and ssl_context is None else b""
+        self._proxy_headers = (
+            [(b"Proxy-Authorization", proxy.authorization)]
+            if proxy and proxy.authorization and ssl_context is None
+            else []
+        )
         self._idle: list[_Connection] = []
         self._open = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
@@ -432,7 +478,9 @@ class ConnectionPool:
                 waiter.set_result(None)
 
     def _head(self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes | None) -> bytes:
-        parts = [method, b" ", target, b" HTTP/1.1\r\nHost: ", self.host_header, b"\r\n"]
+        parts = [method, b" ", self._target_prefix, target, b" HTTP/1.1\r\nHost: ", self.host_header, b"\r\n"]
+        if self._proxy_headers:
+            headers = [*headers, *self._proxy_headers]
         for name, value in headers:
             for bad in _BAD_HEADER_BYTES:
                 if bad in value or bad in name:
@@ -494,17 +542,24 @@ class ConnectionPool:
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(self.connect_timeout):
-                addresses = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+                host, port = (self.proxy.host, self.proxy.port) if self.proxy else (self.host, self.port)
+                addresses = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
                 # Happy Eyeballs (RFC 8305): a host's addresses raced 0.25 s apart, so a dead IPv6
                 # route costs a quarter second, not the whole connect timeout. uvloop's
                 # create_connection tries addresses one after the other.
                 sock = await aiohappyeyeballs.start_connection(addresses, happy_eyeballs_delay=0.25, interleave=1)
-                _, connection = await loop.create_connection(
-                    lambda: _Connection(self),
-                    sock=sock,
-                    ssl=self.ssl_context,
-                    server_hostname=self.host if self.ssl_context is not None else None,
-                )
+                try:
+                    if self.proxy is not None and self.ssl_context is not None:
+                        await self._tunnel(sock, self.proxy)
+                    _, connection = await loop.create_connection(
+                        lambda: _Connection(self),
+                        sock=sock,
+                        ssl=self.ssl_context,
+                        server_hostname=self.host if self.ssl_context is not None else None,
+                    )
+                except BaseException:
+                    sock.close()
+                    raise
         except TimeoutError:
             raise ConnectTimeout(f"no connection within {self.connect_timeout} s") from None
         except ssl.SSLCertVerificationError as exc:
@@ -512,6 +567,31 @@ class ConnectionPool:
         except OSError as exc:  # refused, unresolvable, unreachable, TLS (ssl.SSLError is an OSError)
             raise ConnectError(str(exc) or type(exc).__name__) from None
         return connection
+
+    async def _tunnel(self, sock: socket.socket, proxy: Proxy) -> None:
+        """CONNECT through ``proxy`` to this pool's origin; TLS then starts inside the tunnel."""
+        loop = asyncio.get_running_loop()
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        authority = f"{name}:{self.port}".encode("idna")
+        request = [b"CONNECT ", authority, b" HTTP/1.1\r\nHost: ", authority, b"\r\n"]
+        if proxy.authorization is not None:
+            request += (b"Proxy-Authorization: ", proxy.authorization, b"\r\n")
+        await loop.sock_sendall(sock, b"".join([*request, b"\r\n"]))
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = await loop.sock_recv(sock, 4096)
+            if not chunk:
+                raise ProxyError(f"the proxy {proxy.host}:{proxy.port} closed the connection, not answering CONNECT")
+            head += chunk
+            if len(head) > _MAX_HEAD_BYTES:
+                raise ProxyError(f"the proxy's answer to CONNECT exceeds {_MAX_HEAD_BYTES} bytes")
+        status_line, _, _ = head.partition(b"\r\n")
+        words = status_line.split(b" ", 2)
+        if len(words) < 2 or words[1] != b"200":
+            shown = status_line[:200].decode("latin-1")
+            raise ProxyError(f"the proxy {proxy.host}:{proxy.port} refused the tunnel to {authority.decode()}: {shown}")
+        if not head.endswith(b"\r\n\r\n"):
+            raise ProxyError("the proxy sent bytes after its answer to CONNECT, before TLS")
 
     def _release(self, connection: _Connection) -> None:
         if connection.closed or self._closed:

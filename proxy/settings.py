@@ -269,6 +269,11 @@ class Settings(BaseSettings):
     mode: Mode = Field(default="repair", description="repair | report | strict, for every route.")
     max_body_bytes: int = Field(default=32 * MiB, gt=0, description="Largest request body accepted (413).")
     max_connections: int = Field(default=100, gt=0, description="Connection pool size per upstream.")
+    upstream_proxy: SecretStr | None = Field(
+        default=None,
+        description="HTTP proxy for upstream traffic, http://host:port (a corporate egress proxy); with user:password@ "
+        "only from the environment. HTTPS upstreams are tunnelled through it (CONNECT); HTTPS_PROXY is never read.",
+    )
     upstream_ca_file: FilePath | None = Field(
         default=None,
         description="PEM file of the CAs that HTTPS upstreams are verified against, instead of certifi's bundle "
@@ -293,6 +298,15 @@ class Settings(BaseSettings):
     routes: tuple[RouteRule, ...] = Field(
         default=(), description="Model-name routes, first match wins; unmatched requests use the sections above."
     )
+
+    @field_validator("upstream_proxy")
+    @classmethod
+    def _proxy_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            from .http1 import Proxy  # parsing only: no I/O
+
+            Proxy.from_url(value.get_secret_value())  # its errors never quote the URL (a password)
+        return value
 
     @field_validator("upstreams")
     @classmethod
@@ -395,6 +409,11 @@ def _read_yaml(path: Path, *, explicit: bool) -> Mapping[str, Any]:
                 if key in values:
                     env = f"SUTURE_{str(section).upper()}_{key.upper()}"
                     raise ConfigError(f"{path}: {section}.{key} is a secret: set it in the environment ({env})")
+    proxy = data.get("upstream_proxy")
+    if isinstance(proxy, str) and "@" in proxy:
+        raise ConfigError(
+            f"{path}: upstream_proxy holds credentials, a secret: set it in the environment (SUTURE_UPSTREAM_PROXY)"
+        )
     return data
 
 

@@ -53,9 +53,9 @@ class UpstreamError(Exception):
     def __init__(self, base_url: str, cause: Exception) -> None:
         self.base_url = base_url
         self.cause = type(cause).__name__
-        # Only an untrusted certificate is worth its details to the client: what to fix is on
-        # Suture's side (upstream_ca_file). Other causes stay a class name in errors and logs.
-        self.detail = str(cause) if isinstance(cause, http1.UntrustedCertificate) else ""
+        # Only an untrusted certificate or a refusing proxy is worth its details to the client:
+        # what to fix is Suture's config. Other causes stay a class name in errors and logs.
+        self.detail = str(cause) if isinstance(cause, (http1.UntrustedCertificate, http1.ProxyError)) else ""
         super().__init__(self.describe())
 
     def describe(self) -> str:
@@ -163,6 +163,7 @@ class Upstream:
         sign: Signer | None = None,
         retries: RetrySettings | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        proxy: http1.Proxy | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
@@ -182,6 +183,7 @@ class Upstream:
             read_timeout=timeouts.read,
             write_timeout=timeouts.write,
             pool_timeout=timeouts.pool,
+            proxy=proxy,
         )
         self._origin = f"{url.scheme}://{self.pool.host_header.decode()}"
         self._base_path = url.path.encode("ascii")

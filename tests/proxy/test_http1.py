@@ -8,6 +8,7 @@ test runs on asyncio's loop and on uvloop's (what uvicorn runs Suture on).
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import socket
 import ssl
@@ -24,6 +25,8 @@ from proxy.http1 import (
     ConnectionPool,
     HTTPError,
     PoolTimeout,
+    Proxy,
+    ProxyError,
     ReadError,
     ReadTimeout,
     RemoteProtocolError,
@@ -32,6 +35,7 @@ from proxy.http1 import (
     WriteTimeout,
 )
 from tests.servers import free_port
+from tests.tunnel_proxy import TunnelProxy
 
 T = TypeVar("T")
 Run = Callable[[Callable[[], Coroutine[Any, Any, T]]], T]
@@ -986,3 +990,78 @@ def test_a_blackholed_first_address_costs_a_quarter_second_not_the_connect_timeo
     finally:
         for sock in (*fillers, blackhole):
             sock.close()
+
+
+# Through an HTTP proxy (a corporate egress proxy)
+
+
+def test_https_goes_through_a_connect_tunnel_with_the_proxy_credentials(run: Run[None]) -> None:
+    ca = trustme.CA()
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+    credentials = b"Basic " + base64.b64encode(b"bob:s3cret word")
+    tunnel = TunnelProxy(require_authorization=credentials)
+
+    async def test() -> None:
+        async with Server(answering(OK), tls=_tls_server_context(ca)) as server:
+            pool = server.pool(ssl_context=trusted, proxy=Proxy.from_url(proxy_url.replace("//", "//bob:s3cret%20word@")))
+            assert (await get(pool))[1] == b"ok"
+            assert (await get(pool))[1] == b"ok"
+            # Inside the tunnel the upstream sees ordinary requests: no proxy credentials.
+            assert len(server.requests) == 2
+            for request in server.requests:
+                assert b"proxy-authorization" not in request.lower() and request.startswith(b"GET / HTTP/1.1")
+
+    with tunnel.running() as proxy_url:
+        run(test)
+    [connect] = tunnel.heads  # one tunnel, reused by the second request
+    assert connect.startswith(b"CONNECT 127.0.0.1:")
+    assert b"Proxy-Authorization: " + credentials in connect
+
+
+def test_a_proxy_refusing_the_tunnel_is_a_proxy_error_that_says_why(run: Run[None]) -> None:
+    tunnel = TunnelProxy(require_authorization=b"Basic c29tZW9uZTplbHNl")
+
+    async def test() -> None:
+        async with Server(answering(OK), tls=_tls_server_context(trustme.CA())) as server:
+            pool = server.pool(ssl_context=ssl.create_default_context(), proxy=Proxy.from_url(proxy_url))
+            with pytest.raises(ProxyError, match=r"refused the tunnel to 127\.0\.0\.1:\d+: HTTP/1.1 407 Proxy Auth"):
+                await pool.request(b"GET", b"/", [], None)
+            assert (server.connections, pool.connections) == (0, 0)
+
+    with tunnel.running() as proxy_url:
+        run(test)
+
+
+def test_plain_http_goes_to_the_proxy_in_absolute_form(run: Run[None]) -> None:
+    tunnel = TunnelProxy()
+
+    async def test() -> None:
+        pool = ConnectionPool("upstream.test", 8080, proxy=Proxy.from_url(proxy_url.replace("//", "//bob:pw@")))
+        response = await pool.request(b"POST", b"/v1/chat?x=1", [(b"X-Custom", b"a")], b"{}")
+        assert await response.aread() == b"answered by the proxy"
+        await response.aclose()
+        await pool.aclose()
+
+    with tunnel.running() as proxy_url:
+        run(test)
+    [head] = tunnel.heads
+    assert head.startswith(b"POST http://upstream.test:8080/v1/chat?x=1 HTTP/1.1\r\nHost: upstream.test:8080\r\n")
+    assert b"X-Custom: a\r\nProxy-Authorization: Basic " + base64.b64encode(b"bob:pw") in head
+
+
+@pytest.mark.parametrize(
+    ("url", "error"),
+    [
+        ("https://proxy.corp:3128", "must be an http://host:port URL"),
+        ("http://proxy.corp:3128/path", "without a path or query"),
+        ("http://bob:hunter2@proxy.corp:99999", "invalid port"),
+        ("proxy.corp:3128", "must be an http://host:port URL"),
+    ],
+)
+def test_a_proxy_url_is_checked_and_its_password_never_quoted(url: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error) as info:
+        Proxy.from_url(url)
+    assert "hunter2" not in str(info.value)
+    assert Proxy.from_url("http://proxy.corp") == Proxy("proxy.corp", 80)
+    assert "hunter2" not in repr(Proxy.from_url("http://bob:hunter2@proxy.corp:3128"))

@@ -99,6 +99,22 @@ def test_secrets_come_from_env_only_and_never_print(tmp_path: Path, monkeypatch:
         assert "canary" not in text
 
 
+def test_proxy_credentials_come_from_env_only_and_never_print(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match=r"upstream_proxy holds credentials.*SUTURE_UPSTREAM_PROXY") as info:
+        load_settings(write(tmp_path, "upstream_proxy: http://bob:file-canary@proxy.corp:3128\n"))
+    assert "canary" not in str(info.value)
+    assert load_settings(write(tmp_path, "upstream_proxy: http://proxy.corp:3128\n")).upstream_proxy is not None
+    monkeypatch.setenv("SUTURE_UPSTREAM_PROXY", "http://bob:env-canary@proxy.corp:3128")
+    settings = load_settings()
+    assert settings.upstream_proxy is not None
+    for text in (repr(settings), str(settings), settings.model_dump_json()):
+        assert "canary" not in text
+    monkeypatch.setenv("SUTURE_UPSTREAM_PROXY", "socks5://bob:env-canary@proxy.corp:1080")
+    with pytest.raises(ConfigError, match="upstream_proxy: must be an http://host:port URL") as info:
+        load_settings()
+    assert "canary" not in str(info.value)
+
+
 def test_client_key_needs_an_upstream_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUTURE_ANTHROPIC_CLIENT_API_KEY", "client-canary")
     with pytest.raises(ConfigError) as info:

@@ -7,6 +7,7 @@ repaired it, so a 200 proves the repaired body crossed the TLS connection.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.settings import ConfigError, Settings, load_settings
 from tests.proxy.helpers import LogLines, suture
 from tests.servers import running_server
+from tests.tunnel_proxy import TunnelProxy
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sanitizer" / "golden"
 SEED = json.loads((GOLDEN / "seeds" / "000-openai-chat.json").read_text(encoding="utf-8"))
@@ -90,3 +92,30 @@ def test_a_ca_file_that_is_missing_or_not_pem_is_a_config_error(tmp_path: Path) 
     junk.write_text("not a certificate\n")
     with pytest.raises(ConfigError, match=r"upstream_ca_file: .*junk\.pem holds no usable PEM CA certificate"):
         build_app(Settings(upstream_ca_file=junk))
+
+
+def test_an_https_upstream_behind_a_corporate_proxy_is_reached_through_its_tunnel(
+    https_upstream: str, ca_file: Path, logs: LogLines
+) -> None:
+    tunnel = TunnelProxy(require_authorization=b"Basic " + base64.b64encode(b"agent:pr0xy-pa55word"))
+    with tunnel.running() as proxy_url:
+        proxy = proxy_url.replace("//", "//agent:pr0xy-pa55word@")
+        with suture(openai={"upstream": https_upstream + "/v1"}, upstream_ca_file=ca_file, upstream_proxy=proxy) as base:
+            assert _complete(base) is not None
+    [connect] = tunnel.heads
+    assert connect.startswith(b"CONNECT 127.0.0.1:" + https_upstream.rpartition(":")[2].encode() + b" HTTP/1.1")
+    assert not any("pr0xy-pa55word" in line for line in logs.lines)
+
+
+def test_a_proxy_refusing_the_tunnel_is_a_502_that_says_why(https_upstream: str, ca_file: Path) -> None:
+    tunnel = TunnelProxy(require_authorization=b"Basic c29tZW9uZTplbHNl")
+    with tunnel.running() as proxy_url:
+        settings = {"upstream_ca_file": ca_file, "upstream_proxy": proxy_url.replace("//", "//agent:wrong-pa55word@")}
+        with (
+            suture(openai={"upstream": https_upstream + "/v1"}, **settings) as base,
+            pytest.raises(openai.APIStatusError) as info,
+        ):
+            _complete(base)
+    assert info.value.status_code == 502
+    assert "ProxyError: the proxy 127.0.0.1:" in str(info.value) and "407 Proxy Authentication Required" in str(info.value)
+    assert "wrong-pa55word" not in str(info.value)
