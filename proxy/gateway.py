@@ -7,6 +7,7 @@ tens of MiB, which a proxy that only passes traffic through natively should neve
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import os
@@ -15,14 +16,14 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard, get_args
 
 import anyio
 import anyio.to_thread
 import orjson
 from starlette.types import Message, Receive, Scope, Send
 
-ClientAPI = Literal["openai-chat", "anthropic-messages"]
+ClientAPI = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 
 # Only the fields of each format's request are handed to litellm: its keyword arguments also
 # include api_base, api_key, aws_* and mock_response, which a client must never set.
@@ -59,8 +60,31 @@ _MESSAGES_FIELDS = frozenset(
     {"max_tokens", "metadata", "stop_sequences", "system", "temperature", "thinking"}
     | {"tool_choice", "tools", "top_k", "top_p"}
 )
-# The keys under which either format's answers carry a tool call's id.
-_ID_KEYS = frozenset({"id", "tool_call_id", "tool_use_id"})
+# The Responses API's own keyword arguments of litellm.aresponses. Not previous_response_id,
+# prompt or background: they name state kept at OpenAI, which a bridged provider does not have
+# (litellm_route.py refuses such requests with a 400 rather than drop the state silently).
+_RESPONSES_FIELDS = frozenset(
+    {
+        "include",
+        "instructions",
+        "max_output_tokens",
+        "metadata",
+        "parallel_tool_calls",
+        "reasoning",
+        "safety_identifier",
+        "service_tier",
+        "store",
+        "temperature",
+        "text",
+        "tool_choice",
+        "tools",
+        "top_p",
+        "truncation",
+        "user",
+    }
+)
+# The keys under which any format's answers carry a tool call's id (Responses: call_id).
+_ID_KEYS = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -99,8 +123,20 @@ async def aclose() -> None:
     if _module is None:
         return
     await _module.close_litellm_async_clients()
-    # A later app in this process (tests, a reload) must not be handed the closed clients.
+    # litellm's module-level client (its Responses bridge streams through it) is not in that
+    # cache once made; closed, it would reopen its session in the next app's loop and leak there.
+    shared = vars(_module).pop("module_level_aclient", None)
+    if shared is not None:
+        with contextlib.suppress(Exception):
+            await shared.close()
+    # A later app in this process (tests, a reload) must not be handed the closed clients: both
+    # are made anew (module_level_aclient by litellm's lazy attribute) on next use.
     _module.in_memory_llm_clients_cache.flush_cache()
+
+
+def is_client_api(api: str) -> TypeGuard[ClientAPI]:
+    """Whether litellm can answer a request of ``api`` in that same format."""
+    return api in get_args(ClientAPI)
 
 
 @dataclass(frozen=True)
@@ -129,12 +165,26 @@ async def call(call: LitellmCall) -> Any:
     """The provider's answer: a dict, or (streams) an async iterator. Raises :class:`GatewayError`."""
     litellm = await load_litellm()
     body = call.body
-    kwargs: dict[str, Any] = {"model": call.model, "messages": body.get("messages"), "stream": call.stream}
+    kwargs: dict[str, Any] = {"model": call.model, "stream": call.stream}
     if call.api_base is not None:
         kwargs["api_base"] = call.api_base
     if call.api_key is not None:
         kwargs["api_key"] = call.api_key
     try:
+        if call.api == "openai-responses":
+            kwargs.update((k, v) for k, v in body.items() if k in _RESPONSES_FIELDS)
+            # litellm speaks the Responses API to providers that have it and bridges the others
+            # (Anthropic, Gemini...) through its chat completions, answering in Responses events.
+            # An openai/* model is an OpenAI-compatible server, which speaks Chat Completions (as
+            # for Anthropic clients above): litellm would otherwise call its /responses.
+            bridge = call.model.startswith("openai/")
+            response = await litellm.aresponses(
+                input=body.get("input"), drop_params=True, use_chat_completions_api=bridge, **kwargs
+            )
+            if call.stream:
+                return response
+            return response.model_dump(mode="json")
+        kwargs["messages"] = body.get("messages")
         if call.api == "openai-chat":
             kwargs.update((k, v) for k, v in body.items() if k in _CHAT_FIELDS)
             # Parameters a provider lacks are dropped rather than failing the agent's request.
@@ -171,8 +221,13 @@ def _provider_message(exc: Exception) -> str:
     text = _LITELLM_PREFIX.sub("", text.partition("\nTraceback (most recent call last)")[0]).strip()
     start = text.find("{")
     if start >= 0:
+        body = text[start:]
+        if text[start - 2 : start] in ("b'", 'b"'):
+            # A streamed request's refusal: litellm quotes the provider's body as a bytes repr.
+            with contextlib.suppress(ValueError, SyntaxError, UnicodeDecodeError):
+                body = ast.literal_eval(text[start - 2 :]).decode()
         try:
-            found = _message_in(orjson.loads(text[start:]))
+            found = _message_in(orjson.loads(body))
         except orjson.JSONDecodeError:
             found = None
         if found:
@@ -208,10 +263,22 @@ def restore_ids(value: Any, restore: dict[str, str]) -> Any:
     return value
 
 
-def error_event(api: ClientAPI, status: int, message: str) -> bytes:
-    """A stream's last event when the provider fails after the answer began, in the client's format."""
+def error_event(api: ClientAPI, status: int, message: str, sequence_number: int = 0) -> bytes:
+    """A stream's last event when the provider fails after the answer began, in the client's format.
+
+    ``sequence_number``: the Responses API numbers its events; the error event takes the next number.
+    """
     if api == "openai-chat":
         return b"data: " + orjson.dumps({"error": {"message": message, "type": "api_error", "code": status}}) + b"\n\n"
+    if api == "openai-responses":
+        body: dict[str, Any] = {
+            "type": "error",
+            "code": str(status),
+            "message": message,
+            "param": None,
+            "sequence_number": sequence_number,
+        }
+        return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
     body = {"type": "error", "error": {"type": "api_error", "message": message}}
     return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
 
@@ -223,6 +290,12 @@ async def sse_frames(api: ClientAPI, stream: Any, restore: dict[str, str]) -> As
             data = restore_ids(chunk.model_dump(mode="json", exclude_none=True), restore)
             yield b"data: " + orjson.dumps(data) + b"\n\n"
         yield b"data: [DONE]\n\n"
+        return
+    if api == "openai-responses":
+        # OpenAI names each event in its `event:` line too, and ends with response.completed, no [DONE].
+        async for event in stream:
+            data = restore_ids(event.model_dump(mode="json", exclude_none=True), restore)
+            yield b"event: " + str(data.get("type", "message")).encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
         return
     # litellm's Anthropic adapter already yields Anthropic's SSE events, as bytes.
     if not restore:
@@ -292,15 +365,17 @@ class GatewayStream:
                             return
 
                 group.start_soon(watch)
+                events = 0
                 try:
                     async for frame in sse_frames(self.api, self.stream, self.restore):
                         await send({"type": "http.response.body", "body": frame, "more_body": True})
                         result.bytes_sent += len(frame)
+                        events += 1
                 except Exception as exc:
                     # The status line is gone: the format's own error event is the honest end.
                     error = _gateway_error(exc)
                     result.outcome, result.error = "upstream_error", error.message
-                    frame = error_event(self.api, error.status, error.message)
+                    frame = error_event(self.api, error.status, error.message, sequence_number=events)
                     await send({"type": "http.response.body", "body": frame, "more_body": True})
                 finishing = True
                 await send({"type": "http.response.body", "body": b"", "more_body": False})

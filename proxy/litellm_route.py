@@ -16,24 +16,39 @@ from .capture import MAX_ERROR_BYTES, CaptureDraft
 from .context import context_of, state_of
 from .credentials import request_secrets
 from .errors import error_response
-from .gateway import ClientAPI, LitellmCall
+from .gateway import LitellmCall
 from .logs import log, upstream_log
 from .routing import Target
 from .settings import RouteName
+
+# Responses fields that name state kept at OpenAI (an earlier response, a stored prompt, a
+# background run): a provider reached through litellm's bridge has none of it.
+_STORED_STATE = ("previous_response_id", "prompt", "background")
 
 
 async def via_litellm(
     request: Request,
     route: RouteName,
+    api: str,
     target: Target,
     body: dict[str, Any],
     restore: dict[str, str],
     capture: CaptureDraft | None,
 ) -> ASGIApp:
-    """Send ``body`` through litellm to ``target``; the answer (or stream) comes back in the client's
-    format, with the ids the provider needed rewritten (``restore``) mapped back."""
+    """Send ``body`` (a request of ``api``) through litellm to ``target``; the answer (or stream) comes
+    back in the client's format, with the ids the provider needed rewritten (``restore``) mapped back."""
     state, ctx = state_of(request), context_of(request)
-    api: ClientAPI = "openai-chat" if route == "openai" else "anthropic-messages"
+    if not gateway.is_client_api(api):
+        return error_response(route, 400, f"{api} requests cannot be sent through a litellm upstream")
+    stored = [key for key in _STORED_STATE if body.get(key)] if api == "openai-responses" else []
+    if stored:
+        # Dropped silently, the model would answer without the context the client relies on.
+        return error_response(
+            route,
+            400,
+            f"{', '.join(stored)} refers to state stored at OpenAI, which upstream {target.name!r} (through litellm) "
+            "does not have: send the whole conversation in `input` instead",
+        )
     stream = body.get("stream") is True
     call = LitellmCall(
         api=api,

@@ -45,7 +45,9 @@ async def chat_completions(request: Request) -> ASGIApp:
 
 
 async def responses(request: Request) -> ASGIApp:
-    return await proxy_transcript(request, "openai", _UPSTREAM_PATHS["responses"]["openai"], api="openai-responses")
+    return await proxy_transcript(
+        request, "openai", _UPSTREAM_PATHS["responses"]["openai"], api="openai-responses", routed=True
+    )
 
 
 # Gemini names the model and the method in one path segment: /v1beta/models/{model}:{method}

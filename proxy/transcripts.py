@@ -57,7 +57,7 @@ async def proxy_transcript(
     mode = state.settings.mode_for(route)
     ctx.mode = mode
     api = api or API_OF_ROUTE[route]
-    # The route table (`routes:`) applies to Chat and Messages requests, by their model.
+    # The route table (`routes:`) applies to Chat, Responses and Messages requests, by their model.
     target = state.router.resolve(body.get("model")) if routed and isinstance(body, dict) else None
     if target is not None and target.protocol != "litellm" and target.protocol != route:
         return error_response(
@@ -123,7 +123,7 @@ async def proxy_transcript(
         capture = _capture_draft(request, route, api, mode, body, forwarded, result.repairs)
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
-        return await via_litellm(request, route, target, sent, result.restore_ids, capture)
+        return await via_litellm(request, route, api, target, sent, result.restore_ids, capture)
     return await forward(request, route, upstream_path, content=content, capture=capture, target=target)
 
 

@@ -74,6 +74,33 @@ def test_openai_chunks_become_data_lines_ending_in_done() -> None:
     assert orjson.loads(frames[0][6:])["choices"][0]["delta"]["tool_calls"][0]["id"] == "call_client_own_id"
 
 
+def test_responses_events_are_named_and_their_call_ids_restored() -> None:
+    call = {"type": "function_call", "id": "fc_1", "call_id": "aB3dE5gH7", "name": "f", "arguments": "{}"}
+    events = [
+        {"type": "response.output_item.done", "output_index": 0, "item": call, "sequence_number": 0},
+        {"type": "response.completed", "response": {"output": [call]}, "sequence_number": 1},
+    ]
+    frames = asyncio.run(_collect(gateway.sse_frames("openai-responses", _chunks(events), RESTORE)))
+    # OpenAI's Responses stream: each event named in an `event:` line, and no [DONE] after the last.
+    assert [f.split(b"\n", 1)[0] for f in frames] == [b"event: response.output_item.done", b"event: response.completed"]
+    done, completed = (orjson.loads(f.split(b"\ndata: ", 1)[1]) for f in frames)
+    assert done["item"]["call_id"] == "call_client_own_id" and done["item"]["id"] == "fc_1"
+    assert completed["response"]["output"][0]["call_id"] == "call_client_own_id"
+
+
+def test_a_responses_stream_fails_with_openais_error_event() -> None:
+    frame = gateway.error_event("openai-responses", 529, "overloaded", sequence_number=7)
+    event, _, data = frame.removesuffix(b"\n\n").partition(b"\n")
+    assert event == b"event: error"
+    assert orjson.loads(data.removeprefix(b"data: ")) == {
+        "type": "error",
+        "code": "529",
+        "message": "overloaded",
+        "param": None,
+        "sequence_number": 7,
+    }
+
+
 def _litellm_error(name: str, message: str, status: int | None) -> Exception:
     exc = type(name, (Exception,), {})(message)
     exc.message = message  # type: ignore[attr-defined]
@@ -111,6 +138,13 @@ def _litellm_error(name: str, message: str, status: int | None) -> Exception:
         ),
         ("APIConnectionError", "litellm.APIConnectionError: connection refused", 500, (502, "Suture could not reach")),
         ("KeyError", "'choices'", None, (502, "litellm failed: KeyError")),
+        (
+            # litellm quotes a streamed request's error body as the repr of its bytes.
+            "BadRequestError",
+            """litellm.BadRequestError: AnthropicException - b'{"type": "error", "error": {"message": "bad \\xc3\\xa9"}}'""",
+            400,
+            (400, "bad é"),
+        ),
     ],
 )
 def test_litellm_errors_map_to_statuses_with_the_providers_message(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -36,11 +37,15 @@ def slow_route(_litellm_env: None) -> Iterator[tuple[str, ProviderFake]]:
             yield url, fake
 
 
-@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages"])
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/messages", "/v1/responses"])
 def test_leaving_a_stream_cancels_the_providers(slow_route: tuple[str, ProviderFake], path: str) -> None:
     url, fake = slow_route
     before = fake.disconnects
-    body = {"model": "slow-chat", "max_tokens": 64, "stream": True, "messages": [{"role": "user", "content": LONG}]}
+    body: dict[str, Any] = {"model": "slow-chat", "max_tokens": 64, "stream": True}
+    if path == "/v1/responses":
+        body["input"] = LONG
+    else:
+        body["messages"] = [{"role": "user", "content": LONG}]
     with (
         httpx.Client(timeout=10) as client,
         client.stream("POST", url + path, json=body, headers={"x-api-key": "k", "authorization": "Bearer k"}) as answer,

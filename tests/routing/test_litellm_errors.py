@@ -12,6 +12,7 @@ import pytest
 from sanitizer import validate
 from tests.routing.conftest import CLIENT_KEY, GEMINI_KEY, NO_LITELLM, PROVIDERS, Provider
 from tests.routing.fakes import FAIL_MESSAGE
+from tests.routing.test_litellm_responses import TOOLS_RESPONSES, seed_responses
 from tests.routing.test_litellm_routes import (
     CHAT_PROVIDERS,
     TOOLS_CHAT,
@@ -123,3 +124,30 @@ def test_a_key_the_provider_quotes_is_redacted(
         assert providers[name].fake.last.status == 401
         message = caught.value.response.json()["error"]["message"]
         assert key not in message and "incorrect API key provided: [redacted]" in message
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_provider_rejection_reaches_responses_client(
+    report_url: str, providers: dict[str, Provider], stream: bool, openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    provider = providers["anthropic"]
+    with pytest.raises(openai.BadRequestError) as caught:
+        openai_at(report_url).responses.create(
+            model=provider.model, input=seed_responses(), tools=TOOLS_RESPONSES, stream=stream
+        )
+    # Unrepaired (report mode), the orphan call reached Anthropic, whose own 400 comes back.
+    assert provider.fake.last.status == 400
+    assert caught.value.status_code == 400
+    error = caught.value.response.json()["error"]
+    assert error["message"] == _provider_message(provider)
+    assert "tool_use" in error["message"] and error["type"] == "invalid_request_error"
+
+
+def test_provider_status_maps_to_the_responses_clients_error(
+    report_url: str, providers: dict[str, Provider], openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    with pytest.raises(openai.RateLimitError) as caught:
+        openai_at(report_url).responses.create(model=providers["anthropic"].model, input="FAIL 429")
+    assert caught.value.status_code == 429
+    assert FAIL_MESSAGE in caught.value.response.json()["error"]["message"]
+    assert len(providers["anthropic"].fake.received) == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import orjson
 import pytest
 
@@ -212,3 +213,41 @@ def test_litellm_is_not_imported_until_a_litellm_route_is_used() -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+ORPHAN_RESPONSES: list[Any] = [
+    {"type": "message", "role": "user", "content": "What's the weather in Paris?"},
+    {"type": "function_call", "call_id": "call_seed0001", "name": "get_weather", "arguments": "{}"},
+    {"type": "message", "role": "user", "content": "Actually, make it London."},
+]
+
+
+def test_a_responses_request_follows_the_route_to_a_native_openai_upstream() -> None:
+    default, routed = EchoUpstream(), EchoUpstream()
+    with running_server(default.app()) as default_url, running_server(routed.app()) as routed_url:
+        settings: dict[str, Any] = {
+            "openai": {"upstream": default_url},
+            "upstreams": {"other": {"protocol": "openai", "base_url": f"{routed_url}/v1"}},
+            "routes": [{"match": "other-*", "upstream": "other"}],
+        }
+        with suture(**settings) as url, openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0) as client:
+            answer = client.responses.with_raw_response.create(model="other-model", input=ORPHAN_RESPONSES)
+    assert answer.status_code == 200 and answer.headers["x-suture-repairs"] == "1"
+    assert default.received == []
+    arrived = routed.received[-1]
+    assert arrived.path == "/v1/responses"
+    # Repaired on the way: the interrupted call is answered right after it.
+    items = [(i["type"], i.get("call_id")) for i in orjson.loads(arrived.body)["input"]]
+    assert items[1:3] == [("function_call", "call_seed0001"), ("function_call_output", "call_seed0001")]
+
+
+def test_a_responses_request_routed_to_an_anthropic_upstream_needs_litellm() -> None:
+    echo = EchoUpstream()
+    with (
+        running_server(echo.app()) as upstream,
+        suture(anthropic={"upstream": upstream}, routes=[{"match": "claude-*", "upstream": "anthropic"}]) as url,
+        openai.OpenAI(base_url=f"{url}/v1", api_key="k", max_retries=0) as client,
+        pytest.raises(openai.BadRequestError, match="only through a litellm upstream"),
+    ):
+        client.responses.create(model="claude-sonnet-4-6", input=ORPHAN_RESPONSES)
+    assert echo.received == []

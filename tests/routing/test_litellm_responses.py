@@ -1,0 +1,156 @@
+"""Responses API clients routed through litellm: repaired for the provider, answered in Responses.
+
+Each test drives the running Suture with the official OpenAI SDK's ``client.responses``. The
+providers have no Responses API of their own: litellm bridges the request to each one's format,
+and its loopback fake applies that provider's own validator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import openai
+import pytest
+
+from tests.routing.conftest import NO_LITELLM, Provider
+from tests.routing.test_litellm_routes import INTERRUPTED, SEED_CALL_ID, assert_repaired_and_accepted
+
+pytestmark = [
+    NO_LITELLM,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:.* the `ReadOnly` qualifier:UserWarning"),
+    pytest.mark.filterwarnings("ignore:Accessing the .* attribute on the instance is deprecated:DeprecationWarning"),
+]
+
+CORRECTION = "Actually, make it London."
+REPLY = f'Emulated reply. Last user text: "{CORRECTION}"'
+TOOLS_RESPONSES: list[Any] = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "description": "The weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "strict": False,
+    }
+]
+# Providers litellm bridges to: Anthropic's Messages, Gemini, Bedrock Converse, an OpenAI-compatible
+# server's Chat Completions. Mistral's too, but see the xfail below.
+BRIDGED = [
+    "anthropic",
+    "gemini",
+    "bedrock",
+    pytest.param(
+        "mistral",
+        # The sanitizer knows Mistral's rules (9-character call ids) for Chat and Messages bodies
+        # only; a Responses body gets OpenAI's, so Mistral refuses the client's call_seed0001.
+        marks=pytest.mark.xfail(raises=openai.BadRequestError, strict=True, reason="no Mistral rules for Responses"),
+    ),
+    "compat",
+]
+
+
+def seed_responses(correction: str = CORRECTION) -> list[Any]:
+    """The seed scenario in Responses items: the model's call was interrupted, no output came back."""
+    return [
+        {"type": "message", "role": "user", "content": "What's the weather in Paris?"},
+        {"type": "function_call", "call_id": SEED_CALL_ID, "name": "get_weather", "arguments": '{"city": "Paris"}'},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": INTERRUPTED}]},
+        {"type": "message", "role": "user", "content": correction},
+    ]
+
+
+@pytest.mark.parametrize("name", BRIDGED)
+def test_responses_client_reaches_provider_repaired(
+    suture_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    provider = providers[name]
+    raw = openai_at(suture_url).responses.with_raw_response.create(
+        model=provider.model, input=seed_responses(), tools=TOOLS_RESPONSES
+    )
+    response = raw.parse()
+    assert int(raw.headers["x-suture-repairs"]) >= 1
+    assert_repaired_and_accepted(provider)
+    assert response.object == "response" and response.status == "completed"
+    assert [item.type for item in response.output] == ["message"]
+    assert response.output_text == REPLY
+
+
+@pytest.mark.parametrize(
+    "stored", [{"previous_response_id": "resp_earlier"}, {"background": True}, {"prompt": {"id": "pmpt_1"}}]
+)
+def test_state_stored_at_openai_is_refused_not_dropped(
+    suture_url: str, providers: dict[str, Provider], stored: dict[str, Any], openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    provider = providers["anthropic"]
+    with pytest.raises(openai.BadRequestError) as info:
+        openai_at(suture_url).responses.create(model=provider.model, input=seed_responses(), **stored)
+    [key] = stored
+    assert f"{key} refers to state stored at OpenAI" in str(info.value)
+    assert "send the whole conversation in `input`" in str(info.value)
+    assert provider.fake.received == []  # nothing reached the provider
+
+
+@pytest.mark.parametrize("name", ["anthropic", "compat"])
+def test_responses_client_streams_from_provider(
+    suture_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    provider = providers[name]
+    events = list(
+        openai_at(suture_url).responses.create(
+            model=provider.model, input=seed_responses(), tools=TOOLS_RESPONSES, stream=True
+        )
+    )
+    types = [event.type for event in events]
+    assert types[0] == "response.created" and types[-1] == "response.completed"
+    text = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert text == REPLY
+    completed = events[-1]
+    assert completed.type == "response.completed" and completed.response.output_text == REPLY
+    # The events are numbered in order, as OpenAI numbers them.
+    numbers = [event.sequence_number for event in events]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    assert_repaired_and_accepted(provider)
+
+
+def test_responses_stream_names_each_event(
+    suture_url: str, providers: dict[str, Provider], openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    with openai_at(suture_url).responses.with_streaming_response.create(
+        model=providers["anthropic"].model, input=seed_responses(), stream=True
+    ) as answer:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        lines = [line for line in answer.iter_lines() if line]
+    # OpenAI's Responses wire format: an `event:` line naming the data's type, no [DONE] at the end.
+    assert len(lines) % 2 == 0
+    for event, data in zip(lines[::2], lines[1::2], strict=True):
+        assert event.startswith("event: ") and data.startswith("data: ")
+        assert f'"type":"{event[7:]}"' in data
+    assert lines[-2] == "event: response.completed"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+@pytest.mark.parametrize("name", ["anthropic", "compat"])
+def test_responses_client_gets_tool_calls(
+    suture_url: str, providers: dict[str, Provider], name: str, stream: bool, openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    client = openai_at(suture_url)
+    request: dict[str, Any] = {
+        "model": providers[name].model,
+        "input": seed_responses("Never mind. CALL_TOOL get_weather"),
+        "tools": TOOLS_RESPONSES,
+    }
+    if stream:
+        events = list(client.responses.create(stream=True, **request))
+        # litellm's bridge closes the text item after the call item: output_index gives the order.
+        done = sorted((e.output_index, e.item.type) for e in events if e.type == "response.output_item.done")
+        assert events[-1].type == "response.completed"
+        output = events[-1].response.output
+        assert [item_type for _, item_type in done] == [item.type for item in output]
+    else:
+        output = client.responses.create(**request).output
+    calls = [item for item in output if item.type == "function_call"]
+    assert len(calls) == 1 and calls[0].name == "get_weather"
+    # A new call of the provider's own: its id is not the transcript's old one.
+    assert calls[0].call_id and calls[0].call_id != SEED_CALL_ID
+    assert_repaired_and_accepted(providers[name])
