@@ -440,6 +440,16 @@ class ConnectionPool:
         """Connections open now, idle or busy (for tests and metrics)."""
         return self._open
 
+    @property
+    def busy_connections(self) -> int:
+        """Connections carrying a request now, or being opened for one."""
+        return self._open - len(self._idle)
+
+    @property
+    def idle_connections(self) -> int:
+        """Open connections waiting for a request (some may have been closed by the upstream since)."""
+        return len(self._idle)
+
     async def request(
         self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes | None
     ) -> Response:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
@@ -26,6 +26,13 @@ class _Labelled(Generic[M]):
         if child is None:
             child = self._children[values] = self.metric.labels(*values)
         return child
+
+
+class ConnectionCounts(Protocol):
+    @property
+    def busy_connections(self) -> int: ...
+    @property
+    def idle_connections(self) -> int: ...
 
 
 class Metrics:
@@ -93,6 +100,18 @@ class Metrics:
                 registry=self.registry,
             )
         )
+
+        self._connections = Gauge(
+            "suture_upstream_connections",
+            "Open connections to each upstream, busy or idle; at max_connections, requests wait for one.",
+            ["upstream", "state"],
+            registry=self.registry,
+        )
+
+    def watch_connections(self, upstream: str, pool: ConnectionCounts) -> None:
+        """Read an upstream's pool at each scrape (never on the request path)."""
+        self._connections.labels(upstream, "busy").set_function(lambda: pool.busy_connections)
+        self._connections.labels(upstream, "idle").set_function(lambda: pool.idle_connections)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -320,3 +320,25 @@ def test_the_lifespan_owns_the_upstream_clients() -> None:
         assert client.get(url + "/readyz").status_code == 200
     assert not state.ready
     assert all(upstream.closed for upstream in state.upstreams.values())
+
+
+def test_upstream_connections_are_a_gauge_busy_while_streaming_then_idle() -> None:
+    slow = EchoUpstream(stream_delay=0.05, events=20)
+    busy = 'suture_upstream_connections{state="busy",upstream="openai"}'
+    idle = 'suture_upstream_connections{state="idle",upstream="openai"}'
+    with (
+        running_server(slow.app(), timeout_graceful_shutdown=1) as up,
+        suture(openai={"upstream": up + "/v1"}) as base,
+        httpx.Client(base_url=base) as client,
+    ):
+        before = client.get("/metrics").text
+        assert f"{busy} 0.0" in before and f"{idle} 0.0" in before
+        with client.stream("POST", OPENAI, json={**VALID_OPENAI, "stream": True}) as response:
+            chunks = response.iter_raw()  # held: a dropped generator would close the stream
+            next(chunks)
+            during = client.get("/metrics").text
+            assert f"{busy} 1.0" in during and f"{idle} 0.0" in during
+            assert b"[DONE]" in b"".join(chunks)
+        after = client.get("/metrics").text
+        # The stream is over: its keep-alive connection waits in the pool for the next request.
+        assert f"{busy} 0.0" in after and f"{idle} 1.0" in after
