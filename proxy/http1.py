@@ -34,6 +34,9 @@ _BAD_HEADER_BYTES = (b"\r", b"\n", b"\0")
 class HTTPError(Exception):
     """The upstream gave no complete HTTP answer. The class name is what logs and errors show."""
 
+    shown_to_client = False
+    """Whether the message may go to the client too: what to fix is Suture's config, not secret."""
+
 
 class TimeoutException(HTTPError):
     """No answer in time (httpx's names throughout: logs and errors show them)."""
@@ -46,9 +49,13 @@ class ConnectError(HTTPError):
 class UntrustedCertificate(ConnectError):
     """The upstream's TLS certificate did not verify against the trusted CAs."""
 
+    shown_to_client = True
+
 
 class ProxyError(ConnectError):
     """The HTTP proxy in between refused the tunnel (407: it wants other credentials)."""
+
+    shown_to_client = True
 
 
 class ConnectTimeout(TimeoutException):

@@ -53,9 +53,8 @@ class UpstreamError(Exception):
     def __init__(self, base_url: str, cause: Exception) -> None:
         self.base_url = base_url
         self.cause = type(cause).__name__
-        # Only an untrusted certificate or a refusing proxy is worth its details to the client:
-        # what to fix is Suture's config. Other causes stay a class name in errors and logs.
-        self.detail = str(cause) if isinstance(cause, (http1.UntrustedCertificate, http1.ProxyError)) else ""
+        # Other causes stay a class name in errors and logs.
+        self.detail = str(cause) if isinstance(cause, http1.HTTPError) and cause.shown_to_client else ""
         super().__init__(self.describe())
 
     def describe(self) -> str:

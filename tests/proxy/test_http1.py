@@ -96,6 +96,11 @@ class Peer:
         self.writer.write(data)
         await self.writer.drain()
 
+    def reset(self) -> None:
+        """Close with a reset (RST), as a crashed upstream or a load balancer does: linger 0."""
+        self.writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.writer.transport.abort()
+
     async def until_eof(self) -> None:
         """Wait for the client to close the connection (a FIN or a reset)."""
         try:
@@ -317,10 +322,7 @@ def test_a_body_without_length_ended_by_a_reset_is_a_read_error(run: Run[None]) 
     async def handler(peer: Peer) -> None:
         await peer.request()
         await peer.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart")
-        peer.writer.transport.get_extra_info("socket").setsockopt(
-            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-        )
-        peer.writer.transport.abort()
+        peer.reset()
 
     async def test() -> None:
         async with Server(handler) as server:
@@ -476,9 +478,7 @@ def test_a_reset_mid_body_is_a_read_error(run: Run[None]) -> None:
     async def handler(peer: Peer) -> None:
         await peer.request()
         await peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello")
-        # Linger 0: the close is a reset (RST), as from a crashed upstream or a load balancer.
-        peer.writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        peer.writer.transport.abort()
+        peer.reset()
 
     async def test() -> None:
         async with Server(handler) as server:
