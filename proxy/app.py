@@ -26,6 +26,7 @@ from .errors import exception_handlers, internal_error
 from .http1 import Proxy
 from .logs import access_log, log
 from .metrics import Metrics
+from .redaction import secrets_of
 from .routes import ROUTE_PATHS, routes
 from .routing import build_router
 from .settings import ROUTE_NAMES, ConfigError, Settings
@@ -42,6 +43,7 @@ def build_app(settings: Settings) -> Starlette:
     """The proxy as an ASGI app. Settings and policy are fixed here; the request path only reads them."""
     state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
     state.router = build_router(settings)
+    state.secrets = secrets_of(settings, state.router)
     signer = _bedrock_signer(settings)
     try:
         tls = upstream_ssl_context(settings.upstream_ca_file)
@@ -180,6 +182,8 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, stamped_send)
         finally:
+            if ctx.watch is not None:
+                ctx.watch.close()
             elapsed = time.perf_counter() - started
             path: str = scope["path"]
             matched = scope.get("route")

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 Handler = Callable[[argparse.Namespace], int]
+# uvicorn's httptools protocol with a bound on request heads (an import string: workers load it too).
+HTTP_PROTOCOL = "proxy.server_protocol:SutureHttpProtocol"
 
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,6 +63,7 @@ def _serve(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         log_config=None,
+        http=HTTP_PROTOCOL,
         access_log=False,  # Suture writes its own access line, as JSON
         server_header=False,  # the upstream's `server` header is relayed
         proxy_headers=False,  # X-Forwarded-* are the client's claims, not facts
@@ -91,6 +94,7 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
         host=settings.host,
         port=settings.port,
         log_config=None,
+        http=HTTP_PROTOCOL,
         access_log=False,
         server_header=False,
         proxy_headers=False,

@@ -9,7 +9,9 @@ from starlette.requests import Request
 from sanitizer import Policy
 
 from .capture import Capturer
+from .client_watch import ABORT_SCOPE_KEY, ClientWatch
 from .metrics import Metrics
+from .redaction import Secrets
 from .routing import Router
 from .settings import RouteName, Settings
 from .upstream import Upstream
@@ -29,6 +31,8 @@ class ProxyState:
     router: Router = field(default_factory=lambda: Router([]))
     named_upstreams: dict[str, Upstream] = field(default_factory=dict)
     """The native upstreams of the route table, by name; the lifespan fills it."""
+    secrets: Secrets = field(default_factory=lambda: Secrets(()))
+    """Every key Suture loaded: masked out of whatever it relays, captures or logs."""
 
 
 @dataclass
@@ -42,6 +46,8 @@ class RequestContext:
     upstream_status: int | str | None = None
     outcome: str = "complete"
     response_started: bool = False
+    watch: ClientWatch | None = None
+    """Watches the client once its request is read (:func:`watch_client`); closed by the middleware."""
 
 
 def state_of(request: Request) -> ProxyState:
@@ -54,3 +60,15 @@ def context_of(request: Request) -> RequestContext:
     """This request's context, made by the request-context middleware."""
     ctx: RequestContext = request.scope["suture"]
     return ctx
+
+
+def watch_client(request: Request) -> ClientWatch:
+    """This request's :class:`ClientWatch`, started on first call: call it once the body is read."""
+    ctx = context_of(request)
+    if ctx.watch is None:
+        ctx.watch = ClientWatch(
+            request.receive,
+            send_timeout=state_of(request).settings.timeouts.client_send,
+            abort=request.scope.get(ABORT_SCOPE_KEY),
+        )
+    return ctx.watch

@@ -21,7 +21,10 @@ from typing import Any, Literal, TypeGuard, get_args
 import anyio
 import anyio.to_thread
 import orjson
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
+
+from .client_watch import DISCONNECTED, ClientGone, ClientWatch
+from .redaction import Secrets
 
 ClientAPI = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 
@@ -332,8 +335,9 @@ class StreamOutcome:
 class GatewayStream:
     """An ASGI response relaying a litellm stream as SSE, each event as it comes.
 
-    As with ``Relay``, a watcher cancels the relay the moment the client disconnects, and the
-    provider's stream is closed in ``finally`` so its connection (and generation) stops too.
+    As with ``Relay``, the request's :class:`ClientWatch` cancels the relay the moment the client
+    disconnects or stops reading, and the provider's stream is closed in ``finally`` so its
+    connection (and generation) stops too. ``secrets`` are masked out of every event.
     """
 
     def __init__(
@@ -341,47 +345,46 @@ class GatewayStream:
         api: ClientAPI,
         stream: Any,
         restore: dict[str, str],
+        *,
+        watch: ClientWatch,
+        secrets: Secrets,
         on_done: Callable[[StreamOutcome], None] | None = None,
     ) -> None:
         self.api = api
         self.stream = stream
         self.restore = restore
+        self.watch = watch
+        self.secrets = secrets
         self.on_done = on_done
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         result = StreamOutcome()
-        finishing = False
+        watch, secrets = self.watch, self.secrets
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-            async with anyio.create_task_group() as group:
-
-                async def watch() -> None:
-                    while True:
-                        message: Message = await receive()
-                        if message["type"] == "http.disconnect":
-                            if not finishing:
-                                result.outcome = "client_disconnected"
-                                group.cancel_scope.cancel()
-                            return
-
-                group.start_soon(watch)
+            with watch:
+                await watch.send(send, {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
                 events = 0
                 try:
                     async for frame in sse_frames(self.api, self.stream, self.restore):
-                        await send({"type": "http.response.body", "body": frame, "more_body": True})
-                        result.bytes_sent += len(frame)
+                        # A frame is one whole event: no key can straddle two of them.
+                        body = secrets.mask(frame) if secrets else frame
+                        await watch.send(send, {"type": "http.response.body", "body": body, "more_body": True})
+                        result.bytes_sent += len(body)
                         events += 1
                 except Exception as exc:
+                    if isinstance(exc, ClientGone):
+                        raise
                     # The status line is gone: the format's own error event is the honest end.
                     error = _gateway_error(exc)
-                    result.outcome, result.error = "upstream_error", error.message
-                    frame = error_event(self.api, error.status, error.message, sequence_number=events)
-                    await send({"type": "http.response.body", "body": frame, "more_body": True})
-                finishing = True
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-                group.cancel_scope.cancel()
+                    message = secrets.redact_text(error.message)
+                    result.outcome, result.error = "upstream_error", message
+                    frame = error_event(self.api, error.status, message, sequence_number=events)
+                    await watch.send(send, {"type": "http.response.body", "body": frame, "more_body": True})
+                await watch.send(send, {"type": "http.response.body", "body": b"", "more_body": False})
+        except ClientGone as exc:
+            result.outcome = exc.reason
         except OSError as exc:
-            result.outcome, result.error = "client_disconnected", type(exc).__name__
+            result.outcome, result.error = DISCONNECTED, type(exc).__name__
         finally:
             with anyio.CancelScope(shield=True):
                 await _close(self.stream)

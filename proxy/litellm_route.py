@@ -13,7 +13,8 @@ from starlette.types import ASGIApp
 
 from . import gateway
 from .capture import MAX_ERROR_BYTES, CaptureDraft
-from .context import context_of, state_of
+from .client_watch import DISCONNECTED, STALLED
+from .context import context_of, state_of, watch_client
 from .credentials import request_secrets
 from .errors import error_response
 from .gateway import LitellmCall
@@ -58,9 +59,13 @@ async def via_litellm(
         api_base=target.api_base,
         api_key=_litellm_key(request, route, target),
     )
+    # Suture's keys (and this request's) are never quoted back: providers quote the key they refused.
+    secrets = state.secrets.with_values(request_secrets(request, route))
+    watch = watch_client(request)
     sent = time.perf_counter()
     try:
-        answer = await gateway.call(call)
+        with watch:
+            answer = await gateway.call(call)
     except gateway.GatewayError as exc:
         ctx.upstream_status = exc.status if exc.outcome.isdigit() else exc.outcome
         state.metrics.upstream_responses.labels(route, exc.outcome).inc()
@@ -73,12 +78,7 @@ async def via_litellm(
             # Not the provider's message: a provider may quote the key it refused.
             outcome=exc.outcome,
         )
-        message = exc.message
-        # A provider may quote the key it refused; Suture never writes a key into a body.
-        keys = [*request_secrets(request, route), *([target.api_key.get_secret_value()] if target.api_key else [])]
-        for key in sorted((k for k in keys if len(k) >= 8), key=len, reverse=True):
-            message = message.replace(key, "[redacted]")
-        response = error_response(route, exc.status, message)
+        response = error_response(route, exc.status, secrets.redact_text(exc.message))
         if capture is not None and state.capture is not None and capture.wanted(ctx.upstream_status):
             state.capture.submit(capture.finish(ctx.upstream_status, bytes(response.body)[:MAX_ERROR_BYTES]))
         return response
@@ -92,7 +92,7 @@ async def via_litellm(
 
     def done(result: gateway.StreamOutcome) -> None:
         ctx.outcome = result.outcome
-        if result.outcome == "client_disconnected":
+        if result.outcome in (DISCONNECTED, STALLED):
             state.metrics.disconnects.labels(route).inc()
         elif result.outcome == "upstream_error":
             log(
@@ -104,7 +104,7 @@ async def via_litellm(
                 bytes_relayed=result.bytes_sent,
             )
 
-    return gateway.GatewayStream(api, answer, restore, on_done=done)
+    return gateway.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=done)
 
 
 def _litellm_key(request: Request, route: RouteName, target: Target) -> str | None:

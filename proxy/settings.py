@@ -146,12 +146,18 @@ class BedrockSettings(RouteSettings):
 
 
 class TimeoutSettings(_Section):
-    """Timeouts of the upstream clients, in seconds."""
+    """Timeouts in seconds: the upstream clients', and how long a client may stop reading."""
 
     connect: float = Field(default=10.0, gt=0, description="Establishing a connection.")
     read: float = Field(default=600.0, gt=0, description="Longest wait for the next bytes of a response.")
     write: float = Field(default=60.0, gt=0, description="Longest wait to send the next bytes of a request.")
     pool: float = Field(default=10.0, gt=0, description="Longest wait for a free connection in the pool.")
+    client_send: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest wait for a client to take the next bytes of an answer; then both connections are "
+        "closed (a client that stops reading would otherwise hold its upstream connection for ever).",
+    )
 
 
 class PolicySettings(_Section):

@@ -4,8 +4,10 @@ capture, then the native or the litellm path."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import anyio.to_thread
 import orjson
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
@@ -15,10 +17,11 @@ from sanitizer import PROVIDERS, Repair, SanitizeError, SanitizeResult, sanitize
 from sanitizer.validation import validate
 
 from .capture import STRICT_REJECTED, CaptureDraft, safe_headers
-from .context import RequestContext, context_of, state_of
+from .client_watch import ClientGone
+from .context import RequestContext, context_of, state_of, watch_client
 from .credentials import check_client_key, request_secrets
 from .errors import API_OF_ROUTE, error_response
-from .forwarding import forward
+from .forwarding import client_gone, forward
 from .litellm_route import via_litellm
 from .logs import log, repair_log
 from .settings import RouteName
@@ -26,6 +29,13 @@ from .settings import RouteName
 
 class _BodyTooLarge(Exception):
     pass
+
+
+# Bodies past this size are parsed, repaired and serialised in a worker thread: a coding agent's
+# multi-megabyte transcript takes tens of milliseconds to repair, which on the event loop would
+# stall every other stream of the worker (and /healthz) for as long.
+OFF_LOOP_BYTES = 256 * 1024
+_T = TypeVar("_T")
 
 
 async def proxy_transcript(
@@ -49,8 +59,28 @@ async def proxy_transcript(
     except ClientDisconnect:
         ctx.outcome = "client_disconnected"
         return Response(status_code=400)
+    # From here on, a client that leaves cancels whatever its request is waiting on.
+    watch_client(request)
     try:
-        body = orjson.loads(raw)
+        return await _repair_and_send(request, route, upstream_path, api, routed, raw)
+    except ClientGone as exc:
+        return client_gone(ctx, route, "", exc.reason, state.metrics)
+
+
+async def _repair_and_send(
+    request: Request, route: RouteName, upstream_path: str, api: str, routed: bool, raw: bytes
+) -> ASGIApp:
+    state, ctx = state_of(request), context_of(request)
+    large = len(raw) > OFF_LOOP_BYTES
+
+    async def run(work: Callable[..., _T], *args: Any) -> _T:
+        if not large:
+            return work(*args)
+        with watch_client(request):
+            return await anyio.to_thread.run_sync(work, *args)
+
+    try:
+        body = await run(orjson.loads, raw)
     except orjson.JSONDecodeError as exc:
         return error_response(route, 400, f"the request body is not valid JSON: {exc}")
 
@@ -70,9 +100,11 @@ async def proxy_transcript(
         target = None
     provider = target.repair_provider(api) if target is not None else None
     try:
-        result = sanitize(body, api=api, policy=state.policy, provider=provider)
+        result = await run(_sanitize, body, api, state.policy, provider)
     except SanitizeError as exc:
         return error_response(route, 400, str(exc))
+    except ClientGone:
+        raise
     except Exception:
         # A fault in the sanitizer must not take the agent down: forward as if Suture were absent.
         repair_log.exception(
@@ -89,7 +121,7 @@ async def proxy_transcript(
         problems = [_describe_repair(r) for r in result.repairs]
         try:
             checked = provider if provider in PROVIDERS.get(api, ()) else route
-            problems += [f"{v.rule}: {v.message}" for v in validate(body, api=api, provider=checked)]
+            problems += [f"{v.rule}: {v.message}" for v in await run(_validate, body, api, checked)]
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
@@ -103,7 +135,7 @@ async def proxy_transcript(
 
     if mode == "repair" and result.repairs:
         try:
-            content = orjson.dumps(result.body)
+            content = await run(orjson.dumps, result.body)
             ctx.repairs_applied = len(result.repairs)
         except orjson.JSONEncodeError:
             # orjson reads 1024 levels of nesting but writes only 254: a body nested between the
@@ -127,6 +159,14 @@ async def proxy_transcript(
     return await forward(request, route, upstream_path, content=content, capture=capture, target=target)
 
 
+def _sanitize(body: Any, api: str, policy: Any, provider: str | None) -> SanitizeResult:
+    return sanitize(body, api=api, policy=policy, provider=provider)
+
+
+def _validate(body: Any, api: str, provider: str | None) -> list[Any]:
+    return validate(body, api=api, provider=provider)
+
+
 def _capture_draft(
     request: Request, route: RouteName, api: str, mode: str, body: Any, forwarded: Any, repairs: list[Repair]
 ) -> CaptureDraft:
@@ -140,7 +180,7 @@ def _capture_draft(
         forwarded=forwarded,
         repairs=repairs,
         headers=safe_headers(request.headers.raw),
-        secrets=request_secrets(request, route),
+        secrets=(*request_secrets(request, route), *state_of(request).secrets.values),
     )
 
 

@@ -7,16 +7,20 @@ import logging
 import re
 import ssl
 import urllib.parse
+import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from . import http1
+from .client_watch import DISCONNECTED, ClientGone, ClientWatch
 from .http1 import ConnectionPool, Response
 from .logs import log, upstream_log
+from .redaction import Secrets, StreamMask
 from .settings import RetrySettings, TimeoutSettings
 
 # RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
@@ -70,6 +74,25 @@ class UpstreamSigningError(UpstreamError):
         return f"Suture could not sign the request for {self.base_url} ({self.cause})"
 
 
+class UpstreamPoolFull(UpstreamError):
+    """Suture's own connection limit to the upstream was reached, not the upstream's fault."""
+
+    status = 503
+    outcome = "pool_full"
+
+    def __init__(self, base_url: str, cause: Exception, max_connections: int, waited: float | None) -> None:
+        self.max_connections = max_connections
+        self.waited = waited
+        super().__init__(base_url, cause)
+
+    def describe(self) -> str:
+        waited = f" for {self.waited:g} s" if self.waited is not None else ""
+        return (
+            f"Suture's connection limit to the upstream {self.base_url} was reached: all {self.max_connections} "
+            f"connections (max_connections) stayed busy{waited}"
+        )
+
+
 class UpstreamTimeout(UpstreamError):
     status = 504
     outcome = "timeout"
@@ -113,6 +136,10 @@ def relay_headers(upstream: Response) -> Headers:
     """The upstream's response headers as they go to the client."""
     raw = upstream.headers
     dropped = _NOT_RELAYED_BYTES | _connection_tokens(raw)
+    if upstream.status_code in (204, 304):
+        # No body follows either (RFC 9110 §6.4.1); a Content-Length there (a 304 may carry
+        # the 200's) would have the server wait for, or refuse, a body that never comes.
+        dropped |= {b"content-length"}
     out = [(n, v) for n, v in raw if n.lower() not in dropped]
     if is_event_stream(upstream):
         out = [(n, v) for n, v in out if n.decode("latin-1").lower() not in _SSE_HEADERS]
@@ -237,6 +264,8 @@ class Upstream:
                         self.base_url, exc
                     ) from None
                 reason, delay = type(exc).__name__, self._backoff(attempt)
+            except http1.PoolTimeout as exc:
+                raise UpstreamPoolFull(self.base_url, exc, self.pool.max_connections, self.pool.pool_timeout) from None
             except http1.TimeoutException as exc:
                 raise UpstreamTimeout(self.base_url, exc) from None
             except http1.HTTPError as exc:
@@ -280,7 +309,8 @@ class Upstream:
 
 @dataclass
 class RelayOutcome:
-    """How a relayed response ended: ``complete``, ``client_disconnected`` or ``upstream_error``."""
+    """How a relayed response ended: ``complete``, ``client_disconnected``, ``client_stalled`` or
+    ``upstream_error``."""
 
     outcome: str
     bytes_sent: int
@@ -289,77 +319,99 @@ class RelayOutcome:
     """The first ``keep_head`` bytes relayed, as the upstream encoded them (for captures)."""
 
 
+class UncheckableEncoding(Exception):
+    """An answer in a content-encoding Suture cannot decode, so cannot check for its keys."""
+
+
 class Relay:
     """An ASGI response that streams an upstream response to the client as its bytes arrive.
 
     Raw bytes are relayed (``aiter_raw``: de-chunked, never decompressed), so ``content-encoding``
-    and ``content-length`` stay true. A task watches for the client's disconnect and cancels the
-    relay at once; the upstream response is closed in ``finally``, which closes its connection and
-    so cancels the upstream request (no more tokens generated, nor billed).
+    and ``content-length`` stay true. The request's :class:`ClientWatch` cancels the relay the
+    moment the client disconnects or stops reading; the upstream response is closed in ``finally``,
+    which closes its connection and so cancels the upstream request (no more tokens generated, nor
+    billed).
+
+    With ``secrets``, every one of them is masked out of the headers and the body (providers quote
+    the key they were given). The upstream was asked for ``identity``; a gzip or deflate answer is
+    decoded to be checked, and any other encoding raises :class:`UncheckableEncoding`.
     """
 
     def __init__(
         self,
         upstream: Response,
         *,
+        watch: ClientWatch,
         on_done: Callable[[RelayOutcome], None] | None = None,
         keep_head: int = 0,
+        secrets: Secrets | None = None,
     ) -> None:
         self.upstream = upstream
+        self.watch = watch
         # A copy of the first bytes, taken as they are relayed (never delaying them). Callers ask
         # for it on error responses only, which are small JSON, never a successful stream.
         self.keep_head = keep_head
         self.status_code = upstream.status_code
-        self.headers = relay_headers(upstream)
+        headers = relay_headers(upstream)
+        self._mask: StreamMask | None = None
+        self._decoder: Any = None
+        if secrets:
+            headers = secrets.mask_headers(headers)
+            self._mask = secrets.stream()
+            encoding = (upstream.header("content-encoding") or "").strip().lower()
+            if encoding in ("gzip", "x-gzip", "deflate"):
+                self._decoder = zlib.decompressobj(47)  # gzip or zlib header, detected
+                headers = [(n, v) for n, v in headers if n.lower() not in (b"content-encoding", b"content-length")]
+            elif encoding not in ("", "identity"):
+                raise UncheckableEncoding(encoding[:64])
+        self.headers = headers
         self.on_done = on_done
+
+    def _checked(self, chunk: bytes) -> bytes:
+        if self._decoder is not None:
+            chunk = self._decoder.decompress(chunk)
+        assert self._mask is not None
+        return self._mask.feed(chunk)
+
+    def _checked_tail(self) -> bytes:
+        tail = self._decoder.flush() if self._decoder is not None else b""
+        assert self._mask is not None
+        return self._mask.feed(tail) + self._mask.flush()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         result = RelayOutcome("complete", 0)
-        relaying = False
-        relay_task = asyncio.current_task()
-        assert relay_task is not None
-
-        async def watch() -> None:
-            while True:
-                message: Message = await receive()
-                # uvicorn also reports a disconnect once the response is complete.
-                if message["type"] == "http.disconnect":
-                    if relaying:
-                        result.outcome = "client_disconnected"
-                        relay_task.cancel()
-                    return
-
-        watcher: asyncio.Task[None] | None = None
+        watch = self.watch
+        checking = self._mask is not None
         try:
-            await send({"type": "http.response.start", "status": self.status_code, "headers": self.headers})
-            # A bare asyncio task, cancelled in `finally`: an anyio task group here (its scopes and
-            # cancellation delivery) cost a quarter of the proxy's CPU per request (bench/run.py).
-            watcher = asyncio.get_running_loop().create_task(watch())
-            relaying = True
-            try:
-                async for chunk in self.upstream.aiter_raw():
-                    if len(result.head) < self.keep_head:
-                        result.head += chunk[: self.keep_head - len(result.head)]
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    result.bytes_sent += len(chunk)
-            except http1.HTTPError as exc:
-                # Headers are gone already: the only honest signal left is an unfinished body,
-                # so the connection is dropped rather than ended cleanly.
-                relaying = False
-                result.outcome, result.error = "upstream_error", type(exc).__name__
-            else:
-                relaying = False
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            if result.outcome != "client_disconnected":
-                raise
-            relay_task.uncancel()  # the watcher's own cancel, handled: the task goes on to clean up
+            with watch:
+                start = {"type": "http.response.start", "status": self.status_code, "headers": self.headers}
+                await watch.send(send, start)
+                try:
+                    async for chunk in self.upstream.aiter_raw():
+                        if checking:
+                            chunk = self._checked(chunk)
+                            if not chunk:
+                                continue
+                        if len(result.head) < self.keep_head:
+                            result.head += chunk[: self.keep_head - len(result.head)]
+                        await watch.send(send, {"type": "http.response.body", "body": chunk, "more_body": True})
+                        result.bytes_sent += len(chunk)
+                    if checking:
+                        tail = self._checked_tail()
+                        if tail:
+                            await watch.send(send, {"type": "http.response.body", "body": tail, "more_body": True})
+                            result.bytes_sent += len(tail)
+                except (http1.HTTPError, zlib.error) as exc:
+                    # Headers are gone already: the only honest signal left is an unfinished body,
+                    # so the connection is dropped rather than ended cleanly.
+                    result.outcome, result.error = "upstream_error", type(exc).__name__
+                    return
+                await watch.send(send, {"type": "http.response.body", "body": b"", "more_body": False})
+        except ClientGone as exc:
+            result.outcome = exc.reason
         except OSError as exc:  # the client's socket failed under us
-            result.outcome, result.error = "client_disconnected", type(exc).__name__
+            result.outcome, result.error = DISCONNECTED, type(exc).__name__
         finally:
-            relaying = False
-            if watcher is not None:
-                watcher.cancel()
             # No shield needed: closing never suspends, so no cancellation can cut it short.
             self.upstream.close()
             if self.on_done is not None:

@@ -13,6 +13,8 @@ from typing import Any
 import httpx
 import uvicorn
 
+from proxy.cli import HTTP_PROTOCOL
+
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -28,7 +30,7 @@ def running_server(app: Any, *, port: int | None = None, **config: Any) -> Itera
     """
     port = port or free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **config)
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **{"http": HTTP_PROTOCOL, **config})
     )
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

@@ -8,7 +8,8 @@ connection closed behind the client's back. The client picks the fault per reque
 Faults: ``ok`` (default; JSON, or SSE when the body asks to stream), ``slow-headers:<s>``,
 ``cut-body``, ``cut-stream``, ``bad-sse``, ``status:<code>[:<retry-after>]`` (429 defaults to 7),
 ``close-after`` (answers, then closes the idle keep-alive connection), ``redirect:<base>`` (a 307
-to the same path on another host), ``echo-key`` (a 401 that quotes the client's key), ``slow-stream:<n>:<s>``
+to the same path on another host), ``echo-key`` (a 401 that quotes the client's key; ``echo-key-stream``, ``-header``, ``-gzip``: in an SSE
+error event split across chunks, in a header, in a gzip body), ``slow-stream:<n>:<s>``
 (n more text events, s seconds apart; a stream the client abandons is counted in ``cancelled``).
 A transcript that still holds the unanswered call ``call_orphan`` gets a 400, as a provider would.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -126,6 +128,8 @@ class FaultyUpstream:
             writer.write(body)
             await writer.drain()
             return True
+        if name in ("echo-key-stream", "echo-key-header", "echo-key-gzip"):
+            return await self._echo_key(name, request, writer)
         if name == "cut-body":
             writer.write(_head(200, {"content-type": "application/json", "content-length": "500"}))
             writer.write(b'{"id": "cut", "choices": [')
@@ -146,6 +150,31 @@ class FaultyUpstream:
         if name == "close-after":
             await asyncio.sleep(0.05)
             return False
+        return True
+
+    async def _echo_key(self, name: str, request: Seen, writer: asyncio.StreamWriter) -> bool:
+        """The key this request carried, quoted back where a relay must find it: in an SSE error event
+        split across two chunks, in a response header, or in a gzip body sent although Suture asked
+        for identity."""
+        key = request.headers.get("authorization", "").removeprefix("Bearer ") or request.headers.get("x-api-key", "")
+        if name == "echo-key-stream":
+            event = _sse({"error": {"message": f"Incorrect API key provided: {key}", "type": "invalid"}})
+            cut = event.index(key.encode()) + len(key) // 2
+            writer.write(_head(200, {"content-type": "text/event-stream", "transfer-encoding": "chunked"}))
+            writer.write(_chunk(event[:cut]))
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(_chunk(event[cut:]) + b"0\r\n\r\n")
+        elif name == "echo-key-header":
+            body = b'{"error": {"message": "denied"}}'
+            writer.write(_head(403, {"x-debug-key": key, "content-type": "application/json", "content-length": str(len(body))}))
+            writer.write(body)
+        else:
+            body = gzip.compress(orjson.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}))
+            headers = {"content-type": "application/json", "content-encoding": "gzip", "content-length": str(len(body))}
+            writer.write(_head(401, headers))
+            writer.write(body)
+        await writer.drain()
         return True
 
     async def _stream(

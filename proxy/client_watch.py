@@ -1,0 +1,122 @@
+"""The client's side of one exchange: noticing, from the moment its request is read, that it left
+or that it stopped reading the answer.
+
+A client that leaves must cancel its upstream request at once (no more tokens generated, nor
+billed, and the pool slot freed), whether it leaves while the provider is still thinking or in
+the middle of a stream. A client that stops reading must not pin an upstream connection for
+ever: back-pressure rightly pauses the upstream read, so past ``send_timeout`` seconds without
+the client taking a byte both sides are closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from types import TracebackType
+
+from starlette.types import Message, Receive, Send
+
+DISCONNECTED = "client_disconnected"
+STALLED = "client_stalled"
+# The scope key under which Suture's uvicorn protocol (proxy/server_protocol.py) hands over
+# its transport's abort: the only way an ASGI app can drop a client that reads nothing.
+ABORT_SCOPE_KEY = "suture.abort"
+
+
+class ClientGone(Exception):
+    """The client disconnected (``DISCONNECTED``) or stopped reading (``STALLED``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ClientWatch:
+    """Watches one request's client; ``with watch:`` around work that the client's leaving cancels.
+
+    Inside the block, the client's disconnect (or a stalled send) cancels the task and the block
+    raises :class:`ClientGone` instead of ``CancelledError``. Entering the block after the client
+    left raises at once. :meth:`close` stops the watch (the request-context middleware calls it).
+    """
+
+    def __init__(
+        self,
+        receive: Receive,
+        *,
+        send_timeout: float | None = None,
+        abort: Callable[[], None] | None = None,
+    ) -> None:
+        self.gone: str | None = None
+        self._loop = asyncio.get_running_loop()
+        self._send_timeout = send_timeout
+        self._abort = abort
+        self._guarded: asyncio.Task[object] | None = None
+        self._cancelling = False
+        self._sending_since: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+        self._watcher = self._loop.create_task(self._watch(receive))
+
+    async def _watch(self, receive: Receive) -> None:
+        while True:
+            message: Message = await receive()
+            # uvicorn also says "disconnect" once the response is complete; by then nothing is
+            # guarded, so nothing is cancelled.
+            if message["type"] == "http.disconnect":
+                self._leave(DISCONNECTED)
+                return
+
+    def _leave(self, reason: str) -> None:
+        if self.gone is None:
+            self.gone = reason
+        task = self._guarded
+        if task is not None and not self._cancelling:
+            self._cancelling = True
+            task.cancel()
+
+    def __enter__(self) -> ClientWatch:
+        if self.gone is not None:
+            raise ClientGone(self.gone)
+        self._guarded = asyncio.current_task()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        task, self._guarded = self._guarded, None
+        if not self._cancelling:
+            return
+        self._cancelling = False
+        assert task is not None
+        # Ours handled: the task goes on (to clean up); anyone else's cancel still stands.
+        if task.uncancel() == 0 and (exc_type is None or issubclass(exc_type, (Exception, asyncio.CancelledError))):
+            raise ClientGone(self.gone or DISCONNECTED) from None
+
+    async def send(self, send: Send, message: Message) -> None:
+        """``send(message)``, timed: a send that waits on the client past ``send_timeout`` ends the exchange."""
+        if self._send_timeout is not None and self._timer is None and not self._closed:
+            self._timer = self._loop.call_later(self._send_timeout / 4, self._check_send)
+        self._sending_since = self._loop.time()
+        try:
+            await send(message)
+        finally:
+            self._sending_since = None
+
+    def _check_send(self) -> None:
+        self._timer = None
+        if self._closed or self.gone is not None or self._send_timeout is None:
+            return
+        since = self._sending_since
+        if since is not None and self._loop.time() - since >= self._send_timeout:
+            self._leave(STALLED)
+            if self._abort is not None:
+                self._abort()  # the client's buffered bytes go too: it was not reading them
+            return
+        self._timer = self._loop.call_later(self._send_timeout / 4, self._check_send)
+
+    def close(self) -> None:
+        self._closed = True
+        self._watcher.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

@@ -1,0 +1,126 @@
+"""Every secret Suture holds, and its removal from whatever Suture sends out of itself.
+
+Providers quote the credential they were given ("Incorrect API key provided: sk-..."), so an
+answer relayed as it came would hand Suture's own upstream key to any client that can make the
+provider fail. One registry, fed by every place a key is loaded (the built-in sections, the
+named upstreams' ``api_key_env``, the egress proxy's password), is what relays, litellm's error
+texts and captures redact from.
+"""
+
+from __future__ import annotations
+
+import base64
+import urllib.parse
+from collections.abc import Iterable
+
+from .routing import Router
+from .settings import ROUTE_NAMES, Settings
+
+# Shorter values match ordinary words: nobody configures a key this short.
+MIN_SECRET_LENGTH = 8
+REDACTED = "[redacted]"
+
+
+class Secrets:
+    """A fixed set of secret values; redaction in text (``[redacted]``) and in relayed bytes.
+
+    Relayed bytes are masked with as many ``*`` as the secret has bytes, so a Content-Length
+    stays true and a relay never has to buffer a body to redact it.
+    """
+
+    def __init__(self, values: Iterable[str]) -> None:
+        kept = {v for v in values if len(v) >= MIN_SECRET_LENGTH}
+        # Longest first: a key that contains another is masked whole.
+        self.values: tuple[str, ...] = tuple(sorted(kept, key=len, reverse=True))
+        self._encoded = tuple((v.encode(), b"*" * len(v.encode())) for v in self.values)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def with_values(self, values: Iterable[str]) -> Secrets:
+        """These secrets and ``values`` (a request's own credentials, say)."""
+        return Secrets([*self.values, *values])
+
+    def redact_text(self, text: str) -> str:
+        for secret in self.values:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def mask(self, data: bytes) -> bytes:
+        """``data`` with every secret replaced by as many ``*`` (same length)."""
+        for secret, stars in self._encoded:
+            if secret in data:
+                data = data.replace(secret, stars)
+        return data
+
+    def mask_headers(self, headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        return [(name, self.mask(value)) for name, value in headers]
+
+    def stream(self) -> StreamMask:
+        return StreamMask(self)
+
+    def longest_partial(self, data: bytes) -> int:
+        """The length of the longest end of ``data`` that begins some secret (0: none).
+
+        Those bytes may be a secret cut by a chunk boundary: they wait for the next chunk.
+        """
+        longest = 0
+        for secret, _ in self._encoded:
+            start = max(0, len(data) - len(secret) + 1)
+            first = secret[:1]
+            at = data.find(first, start)
+            while at >= 0:
+                if secret.startswith(data[at:]):
+                    longest = max(longest, len(data) - at)
+                    break
+                at = data.find(first, at + 1)
+        return longest
+
+
+class StreamMask:
+    """Masks secrets in a body relayed chunk by chunk, including a secret split across chunks.
+
+    Only bytes that could begin a secret are held back, so an SSE event (which ends in a blank
+    line, never the start of a key) is never delayed.
+    """
+
+    def __init__(self, secrets: Secrets) -> None:
+        self._secrets = secrets
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        data = self._secrets.mask(self._held + chunk if self._held else chunk)
+        keep = self._secrets.longest_partial(data)
+        if keep:
+            self._held = data[-keep:]
+            return data[:-keep]
+        self._held = b""
+        return data
+
+    def flush(self) -> bytes:
+        held, self._held = self._held, b""
+        return held
+
+
+def secrets_of(settings: Settings, router: Router) -> Secrets:
+    """Every secret in ``settings`` and the keys the route table loaded from the environment."""
+    values: list[str] = []
+    for name in ROUTE_NAMES:
+        route = settings.route(name)
+        for secret in (route.upstream_api_key, route.client_api_key):
+            if secret is not None:
+                values.append(secret.get_secret_value())
+    for target in router.targets:
+        if target.api_key is not None:
+            values.append(target.api_key.get_secret_value())
+    if settings.upstream_proxy is not None:
+        parts = urllib.parse.urlsplit(settings.upstream_proxy.get_secret_value())
+        if parts.password:
+            user = urllib.parse.unquote(parts.username or "")
+            password = urllib.parse.unquote(parts.password)
+            values += [password, base64.b64encode(f"{user}:{password}".encode()).decode()]
+    return Secrets(values)

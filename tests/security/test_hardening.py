@@ -1,0 +1,407 @@
+"""The adversarial review's findings (issue 15), each through a real Suture on a loopback port:
+Suture's own keys never come back to a client, a client's leaving or stalling frees the upstream,
+a request head cannot grow without bound, odd upstream statuses get an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from proxy.settings import Settings
+from tests.proxy.helpers import LogLines, suture
+from tests.reliability.faulty import ORPHAN, FaultyUpstream
+
+OWN_KEY = "sk-suture-own-upstream-key-5f1e9c"
+CLIENT_KEY = "suture-client-key-a41b7d"
+NAMED_KEY = "sk-named-upstream-key-93c0aa"
+CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+BROKEN_CHAT = {**CHAT, "messages": [
+    {"role": "user", "content": "ls"},
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+    {"role": "user", "content": "stop"}]}
+
+
+@pytest.fixture
+def faulty() -> Iterator[FaultyUpstream]:
+    upstream = FaultyUpstream()
+    with upstream.running():
+        yield upstream
+
+
+def _client(base: str) -> httpx.Client:
+    return httpx.Client(base_url=base, headers={"authorization": f"Bearer {CLIENT_KEY}"}, timeout=10)
+
+
+# 1. Suture's own upstream key reaches the client.
+
+@pytest.mark.parametrize("fault", ["echo-key", "echo-key-stream", "echo-key-header", "echo-key-gzip"])
+def test_suture_s_own_upstream_key_quoted_by_the_provider_never_reaches_the_client(
+    faulty: FaultyUpstream, fault: str
+) -> None:
+    with suture(
+        openai={"upstream": faulty.url + "/v1", "upstream_api_key": OWN_KEY, "client_api_key": CLIENT_KEY}
+    ) as base, _client(base) as client:
+        response = client.post("/v1/chat/completions", json={**CHAT, "stream": True}, headers={"x-fault": fault})
+    # Not vacuous: the provider did receive Suture's key, and quoted it.
+    assert faulty.seen[-1].headers["authorization"] == f"Bearer {OWN_KEY}"
+    assert faulty.seen[-1].headers["accept-encoding"] == "identity"
+    shown = response.text + str(response.headers)
+    assert OWN_KEY not in shown
+    assert "*" * len(OWN_KEY) in shown
+    if fault == "echo-key-gzip":
+        # Decoded to be checked, and relayed decoded: the JSON is still the provider's.
+        assert response.status_code == 401
+        assert response.json()["error"]["message"] == "Incorrect API key provided: " + "*" * len(OWN_KEY)
+
+
+def test_a_named_upstream_s_key_is_redacted_from_the_answer_and_the_capture(
+    faulty: FaultyUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NAMED_UPSTREAM_KEY", NAMED_KEY)
+    captures = tmp_path / "captures"
+    with suture(
+        upstreams={"mine": {"protocol": "openai", "base_url": faulty.url + "/v1", "api_key_env": "NAMED_UPSTREAM_KEY"}},
+        routes=[{"match": "gpt-*", "upstream": "mine"}],
+        capture={"dir": str(captures)},
+    ) as base, httpx.Client(base_url=base, timeout=10) as client:
+        response = client.post("/v1/chat/completions", json=BROKEN_CHAT, headers={"x-fault": "echo-key"})
+        deadline = time.monotonic() + 5
+        while not list(captures.glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert faulty.seen[-1].headers["authorization"] == f"Bearer {NAMED_KEY}"
+    assert response.status_code == 401
+    assert NAMED_KEY not in response.text
+    files = list(captures.glob("*.json"))
+    assert files, "the repaired, rejected request should have been captured"
+    text = files[0].read_text()
+    assert NAMED_KEY not in text
+    assert json.loads(text)["upstream_status"] == 401
+
+
+# 3. An encoded query parameter name slips past the filter.
+
+@pytest.mark.parametrize("name", ["key", "%6Bey", "k%65y", "%6B%65%79"])
+def test_the_client_key_in_an_encoded_query_parameter_never_reaches_google(faulty: FaultyUpstream, name: str) -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with suture(
+        gemini={"upstream": faulty.url, "upstream_api_key": OWN_KEY, "client_api_key": CLIENT_KEY}
+    ) as base, httpx.Client(base_url=base, timeout=10) as client:
+        response = client.post(f"/v1beta/models/gemini-2.5-flash:generateContent?alt=json&{name}={CLIENT_KEY}", json=body)
+    assert response.status_code == 200, response.text  # the key authenticated (its name decoded)
+    seen = faulty.seen[-1]
+    assert CLIENT_KEY not in seen.path and CLIENT_KEY not in str(seen.headers)
+    assert seen.path.endswith(":generateContent?alt=json")
+    assert seen.headers["x-goog-api-key"] == OWN_KEY
+
+
+# 6. Request header flood.
+
+def _read_all(sock: socket.socket, limit: float = 10) -> bytes:
+    sock.settimeout(limit)
+    data = b""
+    with contextlib.suppress(ConnectionError):
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+@pytest.mark.parametrize("flood", ["endless-lines", "one-endless-line", "many-headers"])
+def test_an_oversized_request_head_is_answered_431_and_the_connection_closed(faulty: FaultyUpstream, flood: str) -> None:
+    with suture(openai={"upstream": faulty.url + "/v1"}) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+            with contextlib.suppress(ConnectionError):
+                if flood == "many-headers":
+                    sock.sendall(b"".join(b"X-H%d: 1\r\n" % i for i in range(150)) + b"\r\n")
+                else:
+                    line = b"X-Flood: " + b"a" * 1000 + (b"\r\n" if flood == "endless-lines" else b"")
+                    for _ in range(1000):  # 1 MB at most: the answer comes long before
+                        sock.sendall(line)
+            answer = _read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+        assert b"connection: close" in answer.lower()
+        with httpx.Client(base_url=base) as client:
+            assert client.get("/healthz").status_code == 200
+    assert faulty.seen == []
+
+
+def test_a_normal_head_with_a_large_body_in_the_same_read_is_not_refused(faulty: FaultyUpstream) -> None:
+    padding = "x" * 300_000
+    with suture(openai={"upstream": faulty.url + "/v1"}) as base, httpx.Client(base_url=base, timeout=10) as client:
+        body = {**CHAT, "messages": [{"role": "user", "content": padding}]}
+        headers = {f"x-custom-{i}": "v" * 200 for i in range(60)}  # 12 KB of head, 60 fields
+        assert client.post("/v1/chat/completions", json=body, headers=headers).status_code == 200
+
+
+# 8. A client that leaves before the first byte of the answer.
+
+class HangingUpstream:
+    """Reads a request, answers nothing, and notes when Suture closed the connection."""
+
+    def __init__(self) -> None:
+        self.closed_at: list[float] = []
+        self.requests = 0
+        self.url = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        started = threading.Event()
+        stop: list[asyncio.Event] = []
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            self.requests += 1
+            with contextlib.suppress(ConnectionError):
+                await reader.read()  # until Suture closes
+            self.closed_at.append(time.monotonic())
+            writer.close()
+
+        async def main() -> None:
+            server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            self._loop = asyncio.get_running_loop()
+            stop.append(asyncio.Event())
+            started.set()
+            async with server:
+                await stop[0].wait()
+
+        thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+        thread.start()
+        started.wait(10)
+        try:
+            yield self.url
+        finally:
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(stop[0].set)
+            thread.join(10)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/models"])
+def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(
+    path: str, logs: LogLines
+) -> None:
+    hanging = HangingUpstream()
+    with hanging.running(), suture(openai={"upstream": hanging.url + "/v1"}, timeouts={"read": 60}) as base:
+        with httpx.Client(base_url=base, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
+            if path == "/v1/models":
+                client.get(path)
+            else:
+                client.post(path, json=CHAT)
+        left = time.monotonic()
+        deadline = left + 10
+        while not hanging.closed_at and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert hanging.requests == 1
+        assert hanging.closed_at, "the upstream request was never cancelled"
+        # Cancelled when the client left, not when timeouts.read (60 s) ran out.
+        assert hanging.closed_at[0] - left < 5
+        with httpx.Client(base_url=base) as client:
+            metrics = client.get("/metrics").text
+    assert 'suture_client_disconnects_total{upstream="openai"} 1.0' in metrics
+    assert logs.records("suture.upstream", "client disconnected; upstream request cancelled"), logs.lines
+
+
+# 9. A client that stops reading pins its upstream connection.
+
+class EndlessStream:
+    """Streams SSE chunks as fast as Suture takes them; notes when Suture closed the connection."""
+
+    def __init__(self) -> None:
+        self.stopped_at: list[float] = []
+        self.url = ""
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        ready = threading.Event()
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+        def serve() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+                event = b'data: {"choices": [{"delta": {"content": "' + b"x" * 4000 + b'"}}]}\n\n'
+                chunk = f"{len(event):x}\r\n".encode() + event + b"\r\n"
+                conn.settimeout(30)
+                try:
+                    for _ in range(100_000):  # 400 MB at most; Suture stops it long before
+                        conn.sendall(chunk)
+                except OSError:
+                    self.stopped_at.append(time.monotonic())
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        ready.set()
+        try:
+            yield self.url
+        finally:
+            listener.close()
+            thread.join(35)
+
+
+def test_a_client_that_stops_reading_is_dropped_after_the_send_timeout_and_the_upstream_freed(logs: LogLines) -> None:
+    endless = EndlessStream()
+    with endless.running(), suture(
+        openai={"upstream": endless.url + "/v1"}, timeouts={"client_send": 1}
+    ) as base:
+        port = int(base.rsplit(":", 1)[1])
+        body = json.dumps({**CHAT, "stream": True}).encode()
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\n\r\n" % len(body) + body
+            )
+            started = time.monotonic()
+            sock.recv(1024)  # the head, then nothing more is read
+            deadline = started + 20
+            while not endless.stopped_at and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert endless.stopped_at, "the upstream stream was never stopped"
+            assert endless.stopped_at[0] - started < 10
+            # The client's side was closed too: draining what it holds ends in EOF or a reset.
+            sock.settimeout(5)
+            with contextlib.suppress(ConnectionError):
+                while sock.recv(1 << 20):
+                    pass
+    assert logs.records("suture.upstream", "client stopped reading; both connections closed"), logs.lines
+
+
+# 11. A 304 or 204 with Content-Length.
+
+class RawAnswer:
+    """Answers every request with the same raw bytes (keep-alive)."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.url = ""
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[str]:
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        stop = threading.Event()
+
+        def serve_one(conn: socket.socket) -> None:
+            with conn, contextlib.suppress(OSError):
+                data = b""
+                while not stop.is_set():
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                    while b"\r\n\r\n" in data:
+                        head, _, data = data.partition(b"\r\n\r\n")
+                        length = 0
+                        for line in head.split(b"\r\n"):
+                            if line.lower().startswith(b"content-length:"):
+                                length = int(line.split(b":")[1])
+                        while len(data) < length:
+                            data += conn.recv(65536)
+                        data = data[length:]
+                        conn.sendall(self.answer)
+
+        def serve() -> None:
+            listener.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    continue
+                threading.Thread(target=serve_one, args=(conn,), daemon=True).start()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            yield self.url
+        finally:
+            stop.set()
+            thread.join(5)
+            listener.close()
+
+
+@pytest.mark.parametrize("status", [204, 304])
+def test_a_bodyless_status_with_content_length_is_relayed_without_a_body(status: int) -> None:
+    upstream = RawAnswer(b"HTTP/1.1 %d X\r\ncontent-length: 42\r\netag: \"v1\"\r\n\r\n" % status)
+    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base:
+        with httpx.Client(base_url=base, timeout=5) as client:
+            for _ in range(2):  # the client's connection stays usable
+                response = client.get("/v1/models")
+                assert response.status_code == status
+                assert response.content == b""
+                assert response.headers["etag"] == '"v1"'
+                assert "content-length" not in response.headers
+
+
+# 10. A status outside 100-599.
+
+@pytest.mark.parametrize("status_line", [b"HTTP/1.1 600 Beyond", b"HTTP/1.1 999 Nine", b"HTTP/1.1 099 Low"])
+def test_an_upstream_status_outside_100_to_599_is_answered_502(status_line: bytes) -> None:
+    upstream = RawAnswer(status_line + b"\r\ncontent-length: 2\r\n\r\n{}")
+    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base:
+        with httpx.Client(base_url=base, timeout=5) as client:
+            response = client.post("/v1/chat/completions", json=CHAT)
+    assert response.status_code == 502
+    assert "RemoteProtocolError" in response.json()["error"]["message"]
+
+
+# 17. Suture's own pool is full.
+
+def test_a_full_pool_says_the_connection_limit_was_reached(faulty: FaultyUpstream) -> None:
+    with suture(
+        openai={"upstream": faulty.url + "/v1"}, max_connections=1, timeouts={"pool": 0.3}
+    ) as base, httpx.Client(base_url=base, timeout=10) as client:
+        slow = threading.Thread(
+            target=client.post, args=("/v1/chat/completions",), kwargs={"json": CHAT, "headers": {"x-fault": "slow-headers:2"}}
+        )
+        slow.start()
+        time.sleep(0.5)
+        response = client.post("/v1/chat/completions", json=CHAT)
+        slow.join()
+    assert response.status_code == 503
+    message = response.json()["error"]["message"]
+    assert "connection limit" in message and "max_connections" in message and "1 connections" in message
+    assert "did not answer in time" not in message
+
+
+# 5. Large bodies are repaired off the event loop.
+
+def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it(
+    faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import proxy.transcripts as transcripts
+
+    threads: list[str] = []
+    real = transcripts.sanitize
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transcripts, "sanitize", recording)
+    large = {**BROKEN_CHAT, "messages": [{"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)},
+                                         *BROKEN_CHAT["messages"]]}
+    with suture(openai={"upstream": faulty.url + "/v1"}) as base, httpx.Client(base_url=base, timeout=10) as client:
+        assert client.post("/v1/chat/completions", json=BROKEN_CHAT).status_code == 200
+        assert client.post("/v1/chat/completions", json=large).status_code == 200
+    loop_thread = threads[0]
+    assert loop_thread.startswith("uvicorn-")  # tests.servers runs each server on such a thread
+    assert threads[1] != loop_thread
+    assert Settings().max_body_bytes > transcripts.OFF_LOOP_BYTES
