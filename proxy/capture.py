@@ -7,12 +7,14 @@ allow-list, and any credential value found in the provider's error text is blank
 
 Files are written off the event loop, after the response is sent, each to a temporary file in
 the same directory and then renamed, so a crash never leaves half a capture. After each write
-the oldest captures are removed until the directory is back under its size cap.
+the oldest captures are removed until the directory is back under its size cap; on a full
+disk, they are removed to make room and the write is tried once more.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import time
@@ -44,6 +46,8 @@ MAX_PENDING = 64
 STRICT_REJECTED = "strict_rejected"
 _SUFFIX = ".json"
 _TEMP_PREFIX = ".tmp-"
+# A full disk, or a full quota: old captures can make room for the new one.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 _REDACTED = "[redacted]"
 
 
@@ -137,6 +141,10 @@ def _error_body(raw: bytes, encoding: str, secrets: Iterable[str]) -> tuple[Any,
         return text, truncated
 
 
+class DiskFull(Exception):
+    """No room on the disk for a capture, even after evicting old ones: that capture is dropped."""
+
+
 class CaptureStore:
     """The capture directory: atomic writes, oldest-first eviction, listing and lookup. Blocking I/O."""
 
@@ -145,7 +153,11 @@ class CaptureStore:
         self.max_bytes = max_bytes
 
     def write(self, record: Mapping[str, Any]) -> Path | None:
-        """Write ``record`` as a new capture and evict old ones; None when it alone exceeds the cap."""
+        """Write ``record`` as a new capture and evict old ones; None when it alone exceeds the cap.
+
+        On a full disk the oldest captures are evicted to make room and the write is tried once
+        more; :class:`DiskFull` when there was nothing to evict or it still did not fit.
+        """
         data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
         if len(data) > self.max_bytes:
             return None
@@ -157,6 +169,32 @@ class CaptureStore:
         while target.exists():
             n += 1
             target = self.directory / f"{stem}-{n}{_SUFFIX}"
+        try:
+            self._write_file(target, data)
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            evicted, freed = self._make_room(len(data))
+            if not evicted:
+                raise DiskFull("the disk is full and no older capture is left to evict") from None
+            log(
+                capture_log,
+                logging.WARNING,
+                "disk full: oldest captures evicted",
+                request_id=record.get("request_id"),
+                evicted=evicted,
+                freed_bytes=freed,
+            )
+            try:
+                self._write_file(target, data)
+            except OSError as exc:
+                if exc.errno not in _DISK_FULL:
+                    raise
+                raise DiskFull("the disk is still full after evicting old captures") from None
+        self.evict(keep=target)
+        return target
+
+    def _write_file(self, target: Path, data: bytes) -> None:
         temp = self.directory / f"{_TEMP_PREFIX}{uuid.uuid4().hex}"
         try:
             with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
@@ -167,8 +205,25 @@ class CaptureStore:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
-        self.evict(keep=target)
-        return target
+
+    def _make_room(self, needed: int) -> tuple[int, int]:
+        """Remove the oldest captures until ``needed`` bytes are freed: (captures removed, bytes freed).
+
+        A removed file frees its size rounded up to whole blocks, so removing at least the new
+        capture's size frees the blocks it needs.
+        """
+        removed = freed = 0
+        for path in self.files():
+            if freed >= needed:
+                break
+            try:
+                size = path.stat().st_size
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed += 1
+            freed += size
+        return removed, freed
 
     def files(self) -> list[Path]:
         """Capture files, oldest first (names start with the capture's UTC time)."""
@@ -263,6 +318,10 @@ class Capturer:
     async def _write(self, record: dict[str, Any]) -> None:
         try:
             path = await anyio.to_thread.run_sync(self.store.write, record, limiter=self._limiter)
+        except DiskFull as exc:
+            # This capture only: the next one may find room (eviction, or space freed meanwhile).
+            log(capture_log, logging.WARNING, f"capture dropped: {exc}", request_id=record.get("request_id"))
+            return
         except Exception as exc:
             log(
                 capture_log,

@@ -20,29 +20,50 @@ repair_log = logging.getLogger("suture.repair")
 upstream_log = logging.getLogger("suture.upstream")
 
 
+# How Starlette reports a failed lifespan to uvicorn, which logs it as the message: traceback text.
+_TRACEBACK_TEXT = "Traceback (most recent call last):"
+
+
 class JsonFormatter(logging.Formatter):
-    """Render a record as one JSON line: ts, level, logger, event, then the record's fields."""
+    """Render a record as one JSON line: ts, level, logger, event, then the record's fields.
+
+    An exception is the field ``error``, ``"Type: message"``; its ``traceback`` is added only
+    when the configured ``level`` is ``debug``.
+    """
+
+    def __init__(self, level: str = "info") -> None:
+        super().__init__()
+        self.tracebacks = level.lower() == "debug"
 
     def format(self, record: logging.LogRecord) -> str:
+        event = record.getMessage().rstrip()  # uvicorn's "Exception in ASGI application\n"
         line: dict[str, Any] = {
             "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": record.getMessage(),
+            "event": event,
         }
         fields = getattr(record, "fields", None)
         if isinstance(fields, dict):
             line.update(fields)
         if record.exc_info and record.exc_info[0] is not None:
-            line["error"] = f"{record.exc_info[0].__name__}: {record.exc_info[1]}"
-            line["traceback"] = "".join(traceback.format_tb(record.exc_info[2]))
+            kind, exc, tb = record.exc_info
+            line["error"] = f"{kind.__name__}: {exc}"
+            if self.tracebacks:
+                line["traceback"] = "".join(traceback.format_exception(kind, exc, tb))
+        elif event.startswith(_TRACEBACK_TEXT):
+            # Its last unindented line is the exception's own "Type: message".
+            last = [text for text in event.splitlines() if text and not text[0].isspace()][-1]
+            line["event"], line["error"] = "unhandled exception", last
+            if self.tracebacks:
+                line["traceback"] = event
         return orjson.dumps(line, default=str).decode()
 
 
 def configure_logging(level: str = "info") -> None:
-    """Send every log record (Suture's and uvicorn's) to stderr as JSON lines."""
+    """Send every log record (Suture's and uvicorn's) to stderr as JSON lines; tracebacks at debug."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(JsonFormatter(level))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

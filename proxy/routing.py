@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from sanitizer import SanitizeError, UnknownProviderError, sanitize
 
-from .settings import ConfigError, Settings
+from .settings import ConfigError, Settings, key_problem
 
 Protocol = Literal["openai", "anthropic", "litellm"]
 
@@ -82,6 +82,9 @@ def build_router(settings: Settings, environ: Mapping[str, str] | None = None) -
             value = environ.get(cfg.api_key_env)
             if not value:
                 raise ConfigError(f"upstreams.{name}.api_key_env: {cfg.api_key_env} is not set in the environment")
+            problem = key_problem(value)
+            if problem is not None:
+                raise ConfigError(f"upstreams.{name}.api_key_env: {cfg.api_key_env} {problem}")
             key = SecretStr(value)
         targets[name] = Target(
             name=name,

@@ -8,7 +8,11 @@ request path only reads them.
 
 from __future__ import annotations
 
+import ipaddress
+import os
+import re
 import sys
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +28,14 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from sanitizer import PROVIDERS, Policy, PolicyError
 
@@ -41,6 +52,74 @@ class ConfigError(Exception):
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# What the upstream client (proxy/http1.py) can use, checked here so that a URL it would refuse
+# fails at start-up, not as a traceback in the lifespan or a 502 on every request: a host it can
+# encode for DNS, TLS and the Host header (IDNA, then letters, digits, `-`, `_` and dots), a port
+# it can connect to, and a path it sends as it stands (visible ASCII).
+_HOST_NAME = re.compile(rb"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?")
+_REQUEST_PATH = re.compile(r"[!-~]*")
+_PRINTABLE = re.compile(r"[ -~]+")
+
+
+def _check_host_and_port(parts: urllib.parse.SplitResult, *, show_host: bool) -> None:
+    host = parts.hostname or ""
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+            valid = "%" not in host  # a zone id: no resolver takes it in this form
+        except ValueError:
+            valid = False
+    else:
+        try:
+            name = host.encode("idna")
+        except UnicodeError:  # an empty label (a..b) or one over 63 characters
+            name = b""
+        valid = _HOST_NAME.fullmatch(name) is not None and len(name.rstrip(b".")) <= 253
+    if not valid:
+        raise ValueError(f"the host{f' {host!r}' if show_host else ''} is not a valid host name")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:  # 0 would silently become the scheme's default port
+        raise ValueError("the port must be a number from 1 to 65535")
+
+
+def key_problem(key: str) -> str | None:
+    """What makes ``key`` unusable as an API key, or None. Never quotes the key (a secret).
+
+    An upstream key goes out in a header, and a client's key is compared as its header arrives,
+    trimmed: a key file's last newline made every request a 502, or a 401.
+    """
+    if not key:
+        return "is empty"
+    if key != key.strip():
+        return "has a space or line break at either end (a key file's last newline?)"
+    if not _PRINTABLE.fullmatch(key):
+        return "may hold only printable ASCII characters"
+    return None
+
+
+def _check_url(value: str) -> str:
+    import httpx  # the URL grammar lives in httpx; settings stay importable without I/O
+
+    try:
+        url = httpx.URL(value)
+        parts = urllib.parse.urlsplit(value)  # as proxy/upstream.py reads it
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ValueError(f"not a URL: {exc}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError("must be an absolute http:// or https:// URL")
+    if url.userinfo or url.query or url.fragment:
+        # A key in the URL would end up in error messages and logs: keys belong in upstream_api_key.
+        raise ValueError("must not carry credentials, a query or a fragment")
+    _check_host_and_port(parts, show_host=True)
+    if not _REQUEST_PATH.fullmatch(parts.path):
+        encoded = urllib.parse.quote(parts.path, safe="/%!$&'()*+,;=:@~")
+        raise ValueError(f"the path must be ASCII without spaces; percent-encode it: {encoded}")
+    return value.rstrip("/")
 
 
 class RetrySettings(_Section):
@@ -84,18 +163,15 @@ class RouteSettings(_Section):
     @field_validator("upstream")
     @classmethod
     def _check_upstream(cls, value: str) -> str:
-        import httpx  # the URL grammar lives in httpx; settings stay importable without I/O
+        return _check_url(value)
 
-        try:
-            url = httpx.URL(value)
-        except httpx.InvalidURL as exc:
-            raise ValueError(f"not a URL: {exc}") from None
-        if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError("must be an absolute http:// or https:// URL")
-        if url.userinfo or url.query or url.fragment:
-            # A key in the URL would end up in error messages and logs: keys belong in upstream_api_key.
-            raise ValueError("must not carry credentials, a query or a fragment")
-        return value.rstrip("/")
+    @field_validator("upstream_api_key", "client_api_key")
+    @classmethod
+    def _key_fits_a_header(cls, value: SecretStr | None) -> SecretStr | None:
+        problem = None if value is None else key_problem(value.get_secret_value())
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _client_key_needs_upstream_key(self) -> RouteSettings:
@@ -193,8 +269,30 @@ class CaptureSettings(_Section):
 
     dir: Path | None = Field(default=None, description="Directory of capture files; unset turns capture off.")
     max_bytes: int = Field(
-        default=100 * MiB, gt=0, description="Size cap of the directory; the oldest captures go first."
+        default=100 * MiB,
+        gt=0,
+        description="Size cap of the directory; the oldest captures go first, and make room when the disk is full.",
     )
+
+    @field_validator("dir")
+    @classmethod
+    def _dir_can_hold_captures(cls, value: Path | None) -> Path | None:
+        # Checked once here: otherwise each capture fails on its own, request after request.
+        if value is None:
+            return None
+        existing = value
+        try:
+            while not existing.exists() and existing != existing.parent:
+                existing = existing.parent
+            if existing.exists() and not existing.is_dir():
+                if existing == value:
+                    raise ValueError(f"{value} is a file, not a directory")
+                raise ValueError(f"{existing} is a file, so {value} cannot be made")
+        except OSError as exc:
+            raise ValueError(f"cannot look at {existing}: {exc.strerror or exc}") from None
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise ValueError(f"{existing} is not writable by Suture's user")
+        return value
 
 
 # Upstream names taken by the built-in sections; a route names `openai` or `anthropic` to reach them.
@@ -227,7 +325,7 @@ class UpstreamSettings(_Section):
     @field_validator("base_url", "api_base")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
-        return None if value is None else RouteSettings._check_upstream(value)
+        return None if value is None else _check_url(value)
 
     @field_validator("provider")
     @classmethod
@@ -289,7 +387,9 @@ class Settings(BaseSettings):
         default=30, ge=0, description="How long in-flight requests may run on after a shutdown signal."
     )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
-        default="info", description="debug | info | warning | error; logs are JSON lines on stderr."
+        default="info",
+        description="debug | info | warning | error; logs are JSON lines on stderr, an error as its type and "
+        "message (with the traceback at debug only).",
     )
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
@@ -311,7 +411,9 @@ class Settings(BaseSettings):
         if value is not None:
             from .http1 import Proxy  # parsing only: no I/O
 
-            Proxy.from_url(value.get_secret_value())  # its errors never quote the URL (a password)
+            url = value.get_secret_value()
+            Proxy.from_url(url)  # its errors never quote the URL (a password)
+            _check_host_and_port(urllib.parse.urlsplit(url), show_host=False)
         return value
 
     @field_validator("upstreams")
@@ -342,7 +444,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # The YAML file arrives as init arguments (see load_settings); the environment beats it.
-        return (env_settings, init_settings)
+        return (_Environment(settings_cls), init_settings)
 
     def route(self, name: RouteName) -> RouteSettings:
         routes: dict[RouteName, RouteSettings] = {
@@ -355,6 +457,31 @@ class Settings(BaseSettings):
 
     def mode_for(self, name: RouteName) -> Mode:
         return self.route(name).mode or self.mode
+
+
+class _NotJSON(ValueError):
+    """A variable pydantic-settings reads as JSON does not parse; the message names the variable."""
+
+
+class _Environment(EnvSettingsSource):
+    """The ``SUTURE_*`` variables, as pydantic-settings reads them, except that a section's
+    variable (``SUTURE_OPENAI_RETRIES``) whose JSON does not parse is named in the error: its
+    own SettingsError names the top-level field only."""
+
+    _field = ""
+
+    def prepare_field_value(self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool) -> Any:
+        self._field = field_name
+        return super().prepare_field_value(field_name, field, value, value_is_complex)
+
+    def decode_complex_value(self, field_name: str, field: FieldInfo, value: Any) -> Any:
+        try:
+            return super().decode_complex_value(field_name, field, value)
+        except ValueError as exc:
+            # A ValueError still: where pydantic-settings tolerates text that is not JSON, it goes on.
+            # json's message has the position, never the value (which may hold a key).
+            name = field_name if field_name == self._field else f"{self._field}_{field_name}"
+            raise _NotJSON(f"{self.env_prefix}{name}".upper() + f" is not valid JSON: {exc}") from None
 
 
 def default_config_path() -> Path | None:
@@ -385,6 +512,10 @@ def load_settings(path: Path | None = None, *, explicit: bool = True) -> Setting
         return Settings(**data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path)) from None
+    except SettingsError as exc:
+        if isinstance(exc.__cause__, _NotJSON):
+            raise ConfigError(str(exc.__cause__)) from None
+        raise ConfigError(f"invalid settings (SUTURE_* environment): {exc}") from None
 
 
 def _read_yaml(path: Path, *, explicit: bool) -> Mapping[str, Any]:

@@ -3,7 +3,9 @@ usable as input to `suture check|fix|replay` and `suture captures list|show`."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -355,3 +357,85 @@ def test_captures_are_private_to_suture_s_user(tmp_path: Path) -> None:
     assert path is not None
     assert path.stat().st_mode & 0o777 == 0o600
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
+
+
+def disk_full(monkeypatch: pytest.MonkeyPatch, times: int) -> None:
+    """The next ``times`` capture writes fail as on a full disk (ENOSPC), at the fsync that flushes them."""
+    real = os.fsync
+    failures: list[int] = []
+
+    def fsync(fd: int) -> None:
+        if len(failures) < times:
+            failures.append(fd)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd)
+
+    monkeypatch.setattr(capture_module.os, "fsync", fsync)
+
+
+def stamped(request_id: str, second: int, padding: int = 0) -> dict[str, Any]:
+    return {
+        **draft(request_id).finish(200),
+        "timestamp": f"2026-01-01T00:00:{second:02d}.000Z",
+        "padding": "x" * padding,
+    }
+
+
+def test_disk_full_evicts_the_oldest_captures_and_writes_the_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logs: LogLines
+) -> None:
+    store = CaptureStore(tmp_path)
+    # Each old capture is larger than the new one: evicting the oldest alone makes room.
+    old = [store.write(stamped(f"old{i}", i, padding=50_000)) for i in range(3)]
+    disk_full(monkeypatch, times=1)
+    new = store.write(stamped("new", 10))
+    assert new is not None
+    assert store.files() == [old[1], old[2], new]
+    [evicted] = logs.records("suture.capture", event="disk full: oldest captures evicted")
+    assert (evicted["level"], evicted["request_id"], evicted["evicted"]) == ("warning", "new", 1)
+    assert evicted["freed_bytes"] > 50_000
+    later = store.write(stamped("later", 11))
+    assert store.files() == [old[1], old[2], new, later]
+    assert_no_temp_files(tmp_path)
+
+
+def test_disk_full_with_nothing_to_evict_drops_that_capture_and_captures_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logs: LogLines
+) -> None:
+    disk_full(monkeypatch, times=1)
+    capturer = capture_module.Capturer(CaptureStore(tmp_path))
+
+    async def serve() -> None:
+        async with capturer.running():
+            capturer.submit(stamped("first", 1))
+            capturer.submit(stamped("second", 2))
+
+    anyio.run(serve)
+    [dropped] = logs.records("suture.capture", request_id="first")
+    assert dropped["level"] == "warning"
+    assert dropped["event"] == "capture dropped: the disk is full and no older capture is left to evict"
+    assert logs.records("suture.capture", event="capture written", request_id="second")
+    assert [p.stem for p in CaptureStore(tmp_path).files()] == ["20260101T000002000Z-second"]
+    assert_no_temp_files(tmp_path)
+
+
+def test_disk_still_full_after_eviction_drops_that_capture_and_captures_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logs: LogLines
+) -> None:
+    store = CaptureStore(tmp_path)
+    store.write(stamped("old", 0, padding=50_000))
+    disk_full(monkeypatch, times=2)
+    capturer = capture_module.Capturer(store)
+
+    async def serve() -> None:
+        async with capturer.running():
+            capturer.submit(stamped("new", 1))
+            capturer.submit(stamped("later", 2))
+
+    anyio.run(serve)
+    assert [line["event"] for line in logs.records("suture.capture", request_id="new")] == [
+        "disk full: oldest captures evicted",
+        "capture dropped: the disk is still full after evicting old captures",
+    ]
+    assert [p.stem for p in store.files()] == ["20260101T000002000Z-later"]
+    assert_no_temp_files(tmp_path)

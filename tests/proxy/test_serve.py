@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.proxy.helpers import EchoUpstream
 from tests.servers import free_port, running_server, wait_until_ready
@@ -60,3 +61,92 @@ def test_serve_runs_the_proxy_and_logs_json_lines() -> None:
     assert "sk-serve-canary" not in stderr
     events = [line["event"] for line in lines]
     assert any("Finished server process" in event for event in events), events
+
+
+# `suture serve` with faults injected where the request path calls the sanitizer and the
+# validator: the sanitizer's failure is caught and logged (the request goes on unrepaired), the
+# validator's escapes the endpoint (a 500, and uvicorn's "Exception in ASGI application").
+FAULTY_SERVE = """
+import sys
+
+import proxy.app
+import proxy.transcripts
+from proxy import cli
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError("injected fault")
+
+
+proxy.transcripts.sanitize = boom
+proxy.transcripts.validate = boom
+if "--fail-at-start" in sys.argv:
+    sys.argv.remove("--fail-at-start")
+    proxy.app.Upstream = boom
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def run_faulty_serve(log_level: str, *extra: str, request: bool = True) -> tuple[int, list[dict[str, object]]]:
+    """Run FAULTY_SERVE, send it one Anthropic request in strict mode; its exit status and log lines."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    env.update(SUTURE_LOG_LEVEL=log_level, SUTURE_MODE="strict", SUTURE_SHUTDOWN_GRACE_SECONDS="2")
+    process = subprocess.Popen(
+        [sys.executable, "-c", FAULTY_SERVE, "serve", "--config", "config/suture.yaml", "--port", str(port), *extra],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if request:
+            base = f"http://127.0.0.1:{port}"
+            wait_until_ready(base, process)
+            response = httpx.post(
+                base + "/v1/messages",
+                json={"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]},
+                headers={"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"},
+            )
+            assert response.status_code == 500
+            process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    # Every line is one JSON object, whatever failed.
+    return process.returncode, [json.loads(line) for line in stderr.splitlines()]
+
+
+@pytest.mark.parametrize("log_level", ["info", "debug"])
+def test_an_error_is_one_line_with_its_type_and_a_traceback_only_at_debug(log_level: str) -> None:
+    _, lines = run_faulty_serve(log_level)
+    errors = {str(line["event"]).strip(): line for line in lines if "error" in line}
+    sanitizer = errors["sanitizer failed; forwarding the request unchanged"]
+    endpoint = errors["Exception in ASGI application"]
+    for line in (sanitizer, endpoint):
+        assert line["level"] == "error"
+        assert line["error"] == "RuntimeError: injected fault"
+        if log_level == "debug":
+            assert "Traceback (most recent call last)" in str(line["traceback"])
+            assert "in boom" in str(line["traceback"])  # the frame that raised
+        else:
+            assert "traceback" not in line
+    assert sanitizer["logger"] == "suture.repair" and endpoint["logger"] == "uvicorn.error"
+    assert endpoint["event"] == "Exception in ASGI application"  # uvicorn's own ends in a line break
+
+
+@pytest.mark.parametrize("log_level", ["info", "debug"])
+def test_a_start_up_failure_is_one_line_with_its_type_and_a_traceback_only_at_debug(log_level: str) -> None:
+    # Starlette hands uvicorn a failed lifespan as traceback text, which uvicorn logs as the message.
+    status, lines = run_faulty_serve(log_level, "--fail-at-start", request=False)
+    assert status == 3
+    [failure] = [line for line in lines if "injected fault" in json.dumps(line)]
+    assert failure["level"] == "error"
+    assert failure["error"] == "RuntimeError: injected fault"
+    if log_level == "debug":
+        assert "Traceback (most recent call last)" in str(failure["traceback"])
+    else:
+        assert "Traceback" not in json.dumps(failure)

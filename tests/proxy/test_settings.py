@@ -121,3 +121,162 @@ def test_client_key_needs_an_upstream_key(monkeypatch: pytest.MonkeyPatch) -> No
         load_settings()
     assert "anthropic: client_api_key needs upstream_api_key" in str(info.value)
     assert "canary" not in str(info.value)
+
+
+# Each passed validation once and then failed in the upstream client: a traceback at start-up
+# (UnicodeEncodeError, "Port out of range") or a 502 on every request (a host no resolver takes).
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://exa mple.com", "openai.upstream: the host 'exa mple.com' is not a valid host name"),
+        ("http://example.com /v1", "openai.upstream: the host 'example.com ' is not a valid host name"),
+        ("http://exa%20mple.com", "openai.upstream: the host 'exa%20mple.com' is not a valid host name"),
+        ("http://a..b", "openai.upstream: the host 'a..b' is not a valid host name"),
+        (f"http://{'a' * 64}.com", "is not a valid host name"),
+        ("http://example.com/vü", "upstream: the path must be ASCII without spaces; percent-encode it: /v%C3%BC"),
+        ("http://example.com/a b", "openai.upstream: the path must be ASCII without spaces; percent-encode it: /a%20b"),
+        ("http://example.com:70000", "openai.upstream: the port must be a number from 1 to 65535"),
+        ("http://example.com:0", "openai.upstream: the port must be a number from 1 to 65535"),
+        ("http://example.com:+80", "openai.upstream: the port must be a number from 1 to 65535"),
+    ],
+)
+def test_upstream_the_client_cannot_reach_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, url: str, expected: str
+) -> None:
+    monkeypatch.setenv("SUTURE_OPENAI_UPSTREAM", url)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8080/v1",
+        "http://[::1]:8080",
+        "https://bücher.example/v1",  # an IDN host goes out as its xn-- form
+        "http://my_service:8000",  # compose and swarm service names hold underscores
+        "http://example.com/v%C3%BC",
+        "https://example.com.",
+    ],
+)
+def test_upstream_urls_the_client_can_reach_load(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    monkeypatch.setenv("SUTURE_OPENAI_UPSTREAM", url)
+    assert load_settings().openai.upstream == url
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "upstreams: {m: {protocol: openai, base_url: 'http://exa mple.com'}}\n",
+            "upstreams.m.base_url: the host 'exa mple.com' is not a valid host name",
+        ),
+        (
+            "upstreams: {m: {protocol: anthropic, base_url: 'http://example.com/vü'}}\n",
+            "upstreams.m.base_url: the path must be ASCII",
+        ),
+        (
+            "upstreams: {m: {protocol: litellm, api_base: 'http://example.com:70000'}}\n",
+            "upstreams.m.api_base: the port must be a number from 1 to 65535",
+        ),
+        ("bedrock:\n  upstream: 'https://exa mple.com'\n", "bedrock.upstream: the host"),
+    ],
+)
+def test_named_upstream_the_client_cannot_reach_is_a_config_error(tmp_path: Path, text: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(write(tmp_path, text))
+    assert expected in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://bob:canary@pro xy.corp:3128", "upstream_proxy: the host is not a valid host name"),
+        ("http://bob:canary@a..b:3128", "upstream_proxy: the host is not a valid host name"),
+        ("http://bob:canary@proxy.corp:0", "upstream_proxy: the port must be a number from 1 to 65535"),
+        ("http://bob:canary@proxy.corp:70000", "upstream_proxy: has an invalid port"),
+        ("http://bob:canary/x@proxy.corp:3128", "upstream_proxy: must be just http://host:port"),
+    ],
+)
+def test_proxy_the_client_cannot_reach_is_a_config_error_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, url: str, expected: str
+) -> None:
+    monkeypatch.setenv("SUTURE_UPSTREAM_PROXY", url)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert expected in str(info.value)
+    assert "canary" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("SUTURE_OPENAI_RETRIES", "{attempts: 2", "SUTURE_OPENAI_RETRIES is not valid JSON: Expecting property name"),
+        ("SUTURE_TIMEOUTS", "{", "SUTURE_TIMEOUTS is not valid JSON"),
+        ("SUTURE_ROUTES", "[{'match': 'x'}]", "SUTURE_ROUTES is not valid JSON"),
+        ("SUTURE_OPENAI", '{"upstream_api_key": "sk-canary}', "SUTURE_OPENAI is not valid JSON"),
+    ],
+)
+def test_malformed_json_in_the_environment_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, expected: str
+) -> None:
+    # pydantic-settings parses a section's variable as JSON and raises its own SettingsError,
+    # which named neither the variable nor the problem.
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    message = str(info.value)
+    assert expected in message
+    assert "\n" not in message
+    assert "canary" not in message
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("sk-canary-key\n", "has a space or line break at either end"),
+        (" sk-canary-key", "has a space or line break at either end"),
+        ("sk-canary-kéy", "may hold only printable ASCII characters"),
+        ("sk-canary\r\nx-injected: 1", "may hold only printable ASCII characters"),
+        ("", "is empty"),
+    ],
+)
+def test_key_no_header_can_carry_is_a_config_error(monkeypatch: pytest.MonkeyPatch, value: str, expected: str) -> None:
+    # A key file's final newline made every request a 502 (the upstream client refuses a header
+    # with a line break) and a client key no request could match; a non-Latin-1 key a 500.
+    monkeypatch.setenv("SUTURE_OPENAI_UPSTREAM_API_KEY", value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert f"openai.upstream_api_key: {expected}" in str(info.value)
+    assert "canary" not in str(info.value)
+    monkeypatch.setenv("SUTURE_OPENAI_UPSTREAM_API_KEY", "sk-upstream")
+    monkeypatch.setenv("SUTURE_OPENAI_CLIENT_API_KEY", value)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert f"openai.client_api_key: {expected}" in str(info.value)
+    assert "canary" not in str(info.value)
+
+
+def test_capture_dir_that_cannot_hold_captures_is_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each capture used to fail on its own ("capture not written"), request after request.
+    afile = tmp_path / "afile"
+    afile.write_text("", encoding="utf-8")
+    monkeypatch.setenv("SUTURE_CAPTURE_DIR", str(afile))
+    with pytest.raises(ConfigError, match=f"capture.dir: {afile} is a file, not a directory"):
+        load_settings()
+    monkeypatch.setenv("SUTURE_CAPTURE_DIR", str(afile / "captures"))
+    with pytest.raises(ConfigError, match=f"capture.dir: {afile} is a file, so {afile / 'captures'} cannot be made"):
+        load_settings()
+    readonly = tmp_path / "readonly"
+    readonly.mkdir()
+    monkeypatch.setenv("SUTURE_CAPTURE_DIR", str(readonly / "captures"))
+    with monkeypatch.context() as patched:
+        patched.setattr("os.access", lambda path, mode: Path(path) != readonly)  # tests may run as root
+        with pytest.raises(ConfigError, match=f"capture.dir: {readonly} is not writable by Suture's user"):
+            load_settings()
+    monkeypatch.setenv("SUTURE_CAPTURE_DIR", str(tmp_path / "new" / "captures"))
+    assert load_settings().capture.dir == tmp_path / "new" / "captures"

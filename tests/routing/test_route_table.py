@@ -121,6 +121,23 @@ def test_a_missing_key_variable_fails_at_start_up() -> None:
         build_app(settings)
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("sk-named-key\n", "has a space or line break at either end"), ("sk-k\u00e9y-named", "may hold only printable ASCII")],
+)
+def test_a_key_variable_that_cannot_go_in_a_header_fails_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, value: str, problem: str
+) -> None:
+    monkeypatch.setenv("SUTURE_TEST_BAD_KEY", value)
+    settings = Settings(
+        upstreams={"g": {"protocol": "litellm", "api_key_env": "SUTURE_TEST_BAD_KEY"}},
+        routes=[{"match": "*", "upstream": "g"}],
+    )
+    with pytest.raises(ConfigError, match=rf"upstreams\.g\.api_key_env: SUTURE_TEST_BAD_KEY {problem}") as caught:
+        build_app(settings)
+    assert value.strip() not in str(caught.value)
+
+
 def test_routes_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SUTURE_UPSTREAMS", orjson.dumps(LITELLM_ROUTES["upstreams"]).decode())
     monkeypatch.setenv("SUTURE_ROUTES", orjson.dumps(LITELLM_ROUTES["routes"]).decode())

@@ -340,14 +340,15 @@ class RawAnswer:
 @pytest.mark.parametrize("status", [204, 304])
 def test_a_bodyless_status_with_content_length_is_relayed_without_a_body(status: int) -> None:
     upstream = RawAnswer(b"HTTP/1.1 %d X\r\ncontent-length: 42\r\netag: \"v1\"\r\n\r\n" % status)
-    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base:
-        with httpx.Client(base_url=base, timeout=5) as client:
-            for _ in range(2):  # the client's connection stays usable
-                response = client.get("/v1/models")
-                assert response.status_code == status
-                assert response.content == b""
-                assert response.headers["etag"] == '"v1"'
-                assert "content-length" not in response.headers
+    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base, httpx.Client(
+        base_url=base, timeout=5
+    ) as client:
+        for _ in range(2):  # the client's connection stays usable
+            response = client.get("/v1/models")
+            assert response.status_code == status
+            assert response.content == b""
+            assert response.headers["etag"] == '"v1"'
+            assert "content-length" not in response.headers
 
 
 # 10. A status outside 100-599.
@@ -355,9 +356,10 @@ def test_a_bodyless_status_with_content_length_is_relayed_without_a_body(status:
 @pytest.mark.parametrize("status_line", [b"HTTP/1.1 600 Beyond", b"HTTP/1.1 999 Nine", b"HTTP/1.1 099 Low"])
 def test_an_upstream_status_outside_100_to_599_is_answered_502(status_line: bytes) -> None:
     upstream = RawAnswer(status_line + b"\r\ncontent-length: 2\r\n\r\n{}")
-    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base:
-        with httpx.Client(base_url=base, timeout=5) as client:
-            response = client.post("/v1/chat/completions", json=CHAT)
+    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base, httpx.Client(
+        base_url=base, timeout=5
+    ) as client:
+        response = client.post("/v1/chat/completions", json=CHAT)
     assert response.status_code == 502
     assert "RemoteProtocolError" in response.json()["error"]["message"]
 
