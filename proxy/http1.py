@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
+import select
 import socket
 import ssl
+import time
 import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator
@@ -23,11 +26,20 @@ from dataclasses import dataclass, field
 import aiohappyeyeballs
 import httptools
 
+from .logs import log, upstream_log
+
 # Past this many unread bytes of an answer, the socket is no longer read (back-pressure from
 # a slow client reaches the upstream instead of filling Suture's memory).
 _HIGH_WATER = 256 * 1024
-# An answer's status line and headers; more is not an LLM provider talking.
+# An answer's status line and headers, and again what follows its body (chunk framing with no
+# body bytes, trailers); more is not an LLM provider talking.
 _MAX_HEAD_BYTES = 64 * 1024
+# A reused connection that closes this soon after the request went out was closed by the upstream
+# before the request reached it: the close crossed the request on the wire (half a round trip to
+# an upstream in the same region is a millisecond or two; the rest is the event loop's own delay
+# in reporting it). Later, the upstream may have read the request and started on it (a generation,
+# billed): sending it again could run it twice, so the client gets the error instead.
+_STALE_WINDOW = 0.010
 _BAD_HEADER_BYTES = (b"\r", b"\n", b"\0")
 
 
@@ -83,10 +95,11 @@ class RemoteProtocolError(HTTPError):
 
 
 class _StaleConnection(RemoteProtocolError):
-    """A reused keep-alive connection closed before the first byte of the answer.
+    """A reused keep-alive connection closed before the first byte of the answer, before the
+    upstream can have read the request: at once after it went out, or before all of it was written.
 
-    The usual cause is the upstream's idle timeout firing as the request went out, so the request
-    was never read: it is sent once more on a new connection.
+    The usual cause is the upstream's idle timeout firing as the request went out: it is sent once
+    more on a new connection.
     """
 
 
@@ -140,6 +153,8 @@ class Response:
         self._keep_alive = False
         self._received = 0
         self._head_bytes = 0
+        self._trailer_bytes = 0
+        self._since_body = 0
         self._head_request = head_request
         self._error: HTTPError | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -228,28 +243,47 @@ class Response:
             self._connection.abort()  # bytes past the end of the answer: not a connection to reuse
             return
         self._received += len(data)
+        self._since_body += len(data)
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserError as exc:
-            self._fail(RemoteProtocolError(f"malformed answer from the upstream: {exc}"))
+        except Exception as exc:
+            # Not only HttpParserError: a 101 raises HttpParserUpgrade, which is none. An error
+            # raised by one of the callbacks below arrives as the context of httptools' own.
+            cause = exc.__context__
+            if not isinstance(cause, HTTPError):
+                cause = RemoteProtocolError(f"malformed answer from the upstream: {exc}")
+            self._fail(cause)
             self._connection.abort()
             return
-        if not self._head_done and self._received > _MAX_HEAD_BYTES:
-            self._fail(RemoteProtocolError(f"the upstream's response headers exceed {_MAX_HEAD_BYTES} bytes"))
+        if not self._head_done:
+            if self._received > _MAX_HEAD_BYTES:
+                self._fail(RemoteProtocolError(f"the upstream's response headers exceed {_MAX_HEAD_BYTES} bytes"))
+                self._connection.abort()
+        elif self._since_body > _MAX_HEAD_BYTES and not self._complete:
+            # Trailers, or chunk framing, endlessly: httptools buffers a trailer line whole.
+            self._fail(RemoteProtocolError(f"what follows the upstream's body exceeds {_MAX_HEAD_BYTES} bytes"))
             self._connection.abort()
         elif self._buffered > _HIGH_WATER:
             self._connection.pause()
 
-    def _lost(self, exc: Exception | None, reused: bool) -> None:
+    def _lost(self, exc: Exception | None, clean_end: bool, request_unseen: bool) -> None:
+        """The connection ended: ``clean_end`` when the upstream closed it (a TCP FIN, or TLS's
+        close_notify); ``request_unseen`` when the upstream cannot have read the request."""
         if self._complete:
             return
-        if self._head_done and not self._framed and self._error is None and not isinstance(exc, OSError):
+        if self._received == 0 and request_unseen:
+            self._fail(_StaleConnection("the reused connection was closed by the upstream"))
+        elif self._head_done and not self._framed and self._error is None and clean_end:
             self._complete = True  # a body delimited by the end of the connection (RFC 9112 §6.3)
             self._wake()
-        elif reused and self._received == 0:
-            self._fail(_StaleConnection("the reused connection was closed by the upstream"))
         elif isinstance(exc, OSError):
             self._fail(ReadError(str(exc) or type(exc).__name__))
+        elif self._received == 0:
+            self._fail(RemoteProtocolError("the upstream closed the connection before answering"))
+        elif self._head_done and not self._framed:
+            # A TCP close without TLS's close_notify may be anyone's (a truncation attack, a
+            # middlebox): only close_notify says the upstream ended the body (RFC 8446 §6.1).
+            self._fail(RemoteProtocolError("the connection ended without TLS close_notify: the body may be cut short"))
         else:
             self._fail(RemoteProtocolError("the upstream closed the connection before the answer was complete"))
 
@@ -262,25 +296,44 @@ class Response:
             raise RemoteProtocolError("bytes past the end of the answer")
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._head_done:
+            # A trailer (httptools reports them as headers): never merged into the head, which may
+            # be relayed already and which an upstream could slip headers into so; dropped, as a
+            # body relayed de-chunked has nowhere to carry them. Capped as a head is (_feed's
+            # count misses those in one read with the body).
+            self._trailer_bytes += len(name) + len(value) + 4
+            if self._trailer_bytes > _MAX_HEAD_BYTES:
+                raise RemoteProtocolError(f"the upstream's trailers exceed {_MAX_HEAD_BYTES} bytes")
+            return
         self._head_bytes += len(name) + len(value) + 4
         self.headers.append((name, value))
 
     def on_headers_complete(self) -> None:
         if self._head_bytes > _MAX_HEAD_BYTES:
             # A head that arrived in one read, all of it at once: _feed's count cannot see it.
-            self._fail(RemoteProtocolError(f"the upstream's response headers exceed {_MAX_HEAD_BYTES} bytes"))
-            self._connection.abort()
-            return
+            raise RemoteProtocolError(f"the upstream's response headers exceed {_MAX_HEAD_BYTES} bytes")
         status = self._parser.get_status_code()
-        if 100 <= status < 200:
+        if status == 101:
+            raise RemoteProtocolError("the upstream switched protocols (101), which no request here asks for")
+        if not 100 <= status <= 599:
+            # httptools takes any three digits; the ASGI server refuses to send such a status.
+            raise RemoteProtocolError(f"malformed answer from the upstream: status {status} is outside 100-599")
+        if status < 200:
             # An interim answer (103 Early Hints); the real one follows on the same connection.
+            if any(
+                key.lower() == b"transfer-encoding" or (key.lower() == b"content-length" and int(value) != 0)
+                for key, value in self.headers
+            ):
+                # A 1xx ends with its head (RFC 9110 §15.2), but httptools reads the body declared
+                # by most: its bytes would open the final answer's body.
+                raise RemoteProtocolError("malformed answer from the upstream: an interim (1xx) answer with a body")
             self._interim = True
             self.headers = []
             return
         self.status_code = status
-        self._framed = status in (204, 304) or any(
-            key.lower() in (b"content-length", b"transfer-encoding") for key, _ in self.headers
-        )
+        # The parser keeps a connection alive only past a body it can see the end of.
+        self._framed = status in (204, 304) or self._parser.should_keep_alive() or self._length_is_declared()
+        self._since_body = 0
         self._head_done = True
         if self._head_request:
             # No body answers HEAD, whatever Content-Length says (RFC 9110 §9.3.2); httptools
@@ -289,6 +342,7 @@ class Response:
         self._wake()
 
     def on_body(self, body: bytes) -> None:
+        self._since_body = 0
         self._chunks.append(body)
         self._buffered += len(body)
         self._wake()
@@ -302,16 +356,48 @@ class Response:
         self._complete = True
         self._wake()
 
+    def _length_is_declared(self) -> bool:
+        """Whether the body's end is in its framing, not the connection's (RFC 9112 §6.3): a
+        Content-Length, or a Transfer-Encoding whose final coding is chunked, as httptools reads it."""
+        codings = []
+        for key, value in self.headers:
+            key = key.lower()
+            if key == b"content-length":
+                return True  # httptools refuses one alongside a Transfer-Encoding
+            if key == b"transfer-encoding":
+                codings.append(value)
+        if not codings:
+            return False
+        final = b",".join(codings).rsplit(b",", 1)[-1]
+        # httptools skips spaces and tabs before a coding, and only spaces after one.
+        return final.lstrip(b" \t").rstrip(b" ").lower() == b"chunked"
+
+
+def _closed_with_close_notify(ssl_object: ssl.SSLObject) -> bool:
+    """Whether TLS's close_notify ended the stream: asyncio reports a TCP close without one as an
+    end of file too (uvloop does not report it at all)."""
+    try:
+        return ssl_object.read(1) == b""
+    except ssl.SSLZeroReturnError:
+        return True
+    except ssl.SSLError:  # SSLWantReadError: the TCP connection ended, TLS's stream did not
+        return False
+
 
 class _Connection(asyncio.Protocol):
     def __init__(self, pool: ConnectionPool) -> None:
         self.pool = pool
         self.transport: asyncio.Transport | None = None
+        self._waiting: select.poll | None = None  # polls the socket for unread bytes, or its end
         self.response: Response | None = None
         self.closed = False
         self.reused = False
         self.idle_since = 0.0
+        self.ended_cleanly = False
+        self.sent_at = 0.0
+        self.lost_after = 0.0
         self._paused = False
+        self._write_paused = False
         self._write_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -325,19 +411,39 @@ class _Connection(asyncio.Protocol):
             response._feed(data)
 
     def eof_received(self) -> bool | None:
+        assert self.transport is not None
+        ssl_object = self.transport.get_extra_info("ssl_object")
+        self.ended_cleanly = ssl_object is None or _closed_with_close_notify(ssl_object)
         return None  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        unwritten = self._write_paused  # over the high-water mark of the request still unsent
         self.resume_writing()
         if self.response is not None:
-            self.response._lost(exc, self.reused)
+            self.lost_after = time.monotonic() - self.sent_at
+            unseen = self.reused and (unwritten or self.lost_after < _STALE_WINDOW)
+            self.response._lost(exc, self.ended_cleanly, unseen)
+
+    def watch(self, sock: socket.socket) -> None:
+        self._waiting = select.poll()
+        self._waiting.register(sock, select.POLLIN)
+
+    def is_quiet(self) -> bool:
+        """Open, with nothing waiting unread: neither the upstream's close nor bytes nobody asked
+        for (a stray answer the next request would take for its own). The event loop may not have
+        read them yet: asked of the socket itself, without reading (a third of a microsecond)."""
+        if self.closed or self.transport is None or self.transport.is_closing() or self._waiting is None:
+            return False
+        return not self._waiting.poll(0)
 
     def send(self, head: bytes, body: bytes | None, read_timeout: float | None, head_request: bool) -> Response:
         assert self.transport is not None
         response = self.response = Response(self, read_timeout, head_request)
+        self.sent_at = time.monotonic()
         if self.closed or self.transport.is_closing():
-            response._lost(None, self.reused)  # closed since it went idle: nothing is written
+            # Closed since it went idle: nothing is written.
+            response._lost(None, clean_end=False, request_unseen=self.reused)
             return response
         if body and len(body) < 65536:
             self.transport.write(head + body)
@@ -361,11 +467,13 @@ class _Connection(asyncio.Protocol):
     # asyncio's write flow control: paused while the socket's send buffer is full.
 
     def pause_writing(self) -> None:
+        self._write_paused = True
         timeout = self.pool.write_timeout
         if self.response is not None and timeout is not None and self._write_timer is None:
             self._write_timer = asyncio.get_running_loop().call_later(timeout, self._write_timed_out)
 
     def resume_writing(self) -> None:
+        self._write_paused = False
         if self._write_timer is not None:
             self._write_timer.cancel()
             self._write_timer = None
@@ -474,6 +582,13 @@ class ConnectionPool:
                 response._release()
                 if attempt == 2:
                     raise RemoteProtocolError(str(exc)) from None
+                log(
+                    upstream_log,
+                    logging.WARNING,
+                    "sending the request again on a new connection: the reused one closed before the upstream read it",
+                    upstream=f"{self.host}:{self.port}",
+                    closed_after_ms=round(connection.lost_after * 1000, 3),
+                )
                 continue
             except BaseException:
                 # Timed out, failed or cancelled (the client left) mid-request: the connection
@@ -526,7 +641,7 @@ class ConnectionPool:
             while self._idle and not fresh:
                 connection = self._idle.pop()
                 fresh = now - connection.idle_since < self.keepalive_expiry
-                if fresh and not connection.closed and not connection.transport.is_closing():  # type: ignore[union-attr]
+                if fresh and connection.is_quiet():
                     connection.reused = True
                     return connection
                 connection.abort()
@@ -574,6 +689,7 @@ class ConnectionPool:
                         ssl=self.ssl_context,
                         server_hostname=self.host if self.ssl_context is not None else None,
                     )
+                    connection.watch(sock)
                 except BaseException:
                     sock.close()
                     raise

@@ -10,15 +10,20 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import logging
+import select
 import socket
 import ssl
 import struct
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
+import httptools
 import pytest
 import trustme
 import uvloop
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from proxy.http1 import (
     ConnectError,
@@ -337,6 +342,33 @@ def test_a_body_without_length_ended_by_a_reset_is_a_read_error(run: Run[None]) 
     run(test)
 
 
+def test_a_body_without_length_reset_while_reading_is_paused_is_a_read_error(run: Run[None]) -> None:
+    # The reset comes in while back-pressure keeps the socket unread: what reading finds on
+    # resuming ends the body as an error, never as its end.
+    size = 8 * 1024 * 1024
+    paused = asyncio.Event()
+
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        peer.writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n" + b"x" * size)
+        await paused.wait()
+        peer.reset()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            response = await pool.request(b"GET", b"/", [], None)
+            await eventually(lambda: response._connection._paused)
+            paused.set()
+            await asyncio.sleep(0.05)  # the reset has arrived, unread
+            received, error = await chunks_until_error(response)
+            assert 0 < len(received) < size
+            assert type(error) is ReadError
+            await response.aclose()
+
+    run(test)
+
+
 def test_an_upstream_that_takes_no_more_of_the_request_is_a_write_timeout(run: Run[None]) -> None:
     stop = asyncio.Event()
 
@@ -391,6 +423,29 @@ def test_interim_answers_are_skipped_for_the_final_one(run: Run[None], separatel
                 assert response.headers == [(b"X-Final", b"1"), (b"Content-Length", b"4")]
             assert server.connections == 1
             await pool.aclose()
+
+    run(test)
+
+
+@pytest.mark.parametrize(
+    "interim",
+    [b"HTTP/1.1 150 Odd\r\nContent-Length: 5\r\n\r\nhello", b"HTTP/1.1 199 Odd\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"],
+    ids=["content-length", "chunked"],
+)
+def test_an_interim_answer_declaring_a_body_is_a_protocol_error(run: Run[None], interim: bytes) -> None:
+    # A 1xx ends with its head (RFC 9110 §15.2), but httptools reads the body its head declares
+    # for most of them: those bytes would open the final answer's body.
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(interim + OK)
+        await peer.until_eof()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            with pytest.raises(RemoteProtocolError, match="interim"):
+                await pool.request(b"GET", b"/", [], None)
+            assert pool.connections == 0
 
     run(test)
 
@@ -574,6 +629,188 @@ def test_headers_just_under_the_limit_are_accepted(run: Run[None]) -> None:
             await pool.aclose()
 
     run(test)
+
+
+@pytest.mark.parametrize("status", [b"600", b"999", b"000", b"099"])
+def test_a_status_outside_100_to_599_is_a_protocol_error(run: Run[None], status: bytes) -> None:
+    # httptools accepts any three digits; relayed, such a status makes the ASGI server raise.
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(b"HTTP/1.1 " + status + b" Odd\r\nContent-Length: 2\r\n\r\nok")
+        await peer.until_eof()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            with pytest.raises(RemoteProtocolError, match=f"malformed answer from the upstream: status {int(status)}"):
+                await pool.request(b"GET", b"/", [], None)
+            assert pool.connections == 0
+            await eventually(lambda: server.eofs == 1)
+
+    run(test)
+
+
+def test_a_101_switching_protocols_answer_is_a_protocol_error_not_a_loop_traceback(run: Run[None]) -> None:
+    # httptools raises HttpParserUpgrade, which is no HttpParserError, from feed_data.
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n\x81\x00")
+        await peer.until_eof()
+
+    async def test() -> None:
+        unhandled: list[dict[str, Any]] = []
+        asyncio.get_running_loop().set_exception_handler(lambda _, context: unhandled.append(context))
+        async with Server(handler) as server:
+            pool = server.pool()
+            with pytest.raises(RemoteProtocolError, match="switched protocols"):
+                await pool.request(b"GET", b"/", [], None)
+            assert pool.connections == 0
+            await eventually(lambda: server.eofs == 1)
+        assert unhandled == []
+
+    run(test)
+
+
+@pytest.mark.parametrize("separately", [False, True], ids=["one-write", "two-writes"])
+def test_trailers_are_never_merged_into_the_headers(run: Run[None], separately: bool) -> None:
+    # httptools reports trailers through on_header, like the head's headers.
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    rest = b"2\r\nok\r\n0\r\nX-Injected: 1\r\nSet-Cookie: session=upstream\r\n\r\n"
+
+    async def handler(peer: Peer) -> None:
+        while await peer.request() is not None:
+            if separately:
+                await peer.send(head)
+                await asyncio.sleep(0.01)
+                await peer.send(rest)
+            else:
+                await peer.send(head + rest)
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            for _ in range(2):
+                response, body = await get(pool)
+                assert (response.headers, body) == ([(b"Transfer-Encoding", b"chunked")], b"ok")
+            assert server.connections == 1  # complete: trailers dropped, the connection kept
+            await pool.aclose()
+
+    run(test)
+
+
+@pytest.mark.parametrize("flood", ["many-lines", "one-endless-line", "with-the-body"])
+def test_trailers_past_64_kib_are_a_protocol_error_and_the_connection_goes(run: Run[None], flood: str) -> None:
+    # An upstream streaming trailer lines forever after the last chunk grew the process to 5.5 GB.
+    total = 4 * 1024 * 1024
+    sent = 0
+
+    async def handler(peer: Peer) -> None:
+        nonlocal sent
+        await peer.request()
+        answer = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n"
+        if flood == "with-the-body":
+            await peer.send(answer + b"X-Flood: y\r\n" * 8000)  # 96 KB: in one or two reads
+        else:
+            await peer.send(answer + (b"X-Flood: " if flood == "one-endless-line" else b""))
+            piece = b"y" * 16384 if flood == "one-endless-line" else b"X-Flood: y\r\n" * 1365
+            while sent < total and not peer.writer.is_closing():
+                await peer.send(piece)
+                sent += len(piece)
+        await peer.until_eof()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool(read_timeout=1.0)
+            response = await pool.request(b"GET", b"/", [], None)
+            received, error = await chunks_until_error(response)
+            assert received == b"ok"
+            assert type(error) is RemoteProtocolError
+            assert f"{64 * 1024} bytes" in str(error)
+            await response.aclose()
+            assert pool.connections == 0
+            await eventually(lambda: server.eofs == 1)
+            assert sent < total  # cut off early, not read to the end
+            await pool.aclose()
+
+    run(test)
+
+
+@pytest.mark.parametrize("coding", [b"identity", b"gzip", b"chunked, identity"])
+def test_a_transfer_coding_other_than_chunked_last_is_read_to_the_end_of_the_connection(
+    run: Run[None], coding: bytes
+) -> None:
+    # RFC 9112 §6.3: a response whose final transfer coding is not chunked ends when the
+    # connection closes; a clean close is its complete end, as without any framing header.
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: " + coding + b"\r\n\r\nfirst part, ")
+        await asyncio.sleep(0.01)
+        await peer.send(b"last part")
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            response, body = await get(pool)
+            assert (response.status_code, body) == (200, b"first part, last part")
+            assert pool.connections == 0
+            await pool.aclose()
+
+    run(test)
+
+
+def _parser_reads_to_the_close(head: bytes) -> bool:
+    """Whether httptools itself waits for the end of the connection after ``head``."""
+
+    class Events:
+        complete = False
+
+        def on_message_complete(self) -> None:
+            self.complete = True
+
+    events = Events()
+    parser = httptools.HttpResponseParser(events)
+    try:
+        # A chunked body's end, or five bytes of body; then more than any Content-Length here.
+        parser.feed_data(head + b"0\r\n\r\n" + b"x" * 20)
+    except httptools.HttpParserError:
+        return False
+    return not events.complete
+
+
+@given(
+    codings=st.lists(
+        st.lists(st.sampled_from(["chunked", "Chunked", "gzip", "identity", "", " ", "\t", "x"]), min_size=1, max_size=4),
+        min_size=0,
+        max_size=3,
+    ),
+    separators=st.sampled_from([",", ", ", " ,", ",\t", ",,"]),
+    length=st.sampled_from([None, b"5"]),
+    closing=st.sampled_from([b"", b"Connection: close\r\n", b"Connection: keep-alive\r\n"]),
+    version=st.sampled_from([b"HTTP/1.1", b"HTTP/1.0"]),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_framing_read_from_the_headers_is_the_parsers_own(
+    codings: list[list[str]], separators: str, length: bytes | None, closing: bytes, version: bytes
+) -> None:
+    # Whether a body ends with the connection decides whether a clean close completes it: a
+    # misreading either way relays a truncated body as whole or fails a whole one.
+    head = version + b" 200 OK\r\n" + closing
+    for field in codings:
+        head += b"Transfer-Encoding: " + separators.join(field).encode() + b"\r\n"
+    if length is not None:
+        head += b"Content-Length: " + length + b"\r\n"
+    head += b"\r\n"
+
+    class Connection:
+        def abort(self) -> None:
+            pass
+
+    response = Response(Connection(), None)  # type: ignore[arg-type]
+    response._feed(head)
+    if response._error is not None:
+        return  # refused by the parser: no framing to agree on
+    assert response._head_done
+    assert (not response._framed) == _parser_reads_to_the_close(head)
 
 
 # Errors and timeouts
@@ -826,6 +1063,111 @@ def test_the_retry_after_a_stale_connection_skips_the_other_idle_ones(run: Run[N
     run(test)
 
 
+def test_a_reused_connection_closed_after_the_upstream_worked_on_the_request_is_not_resent(run: Run[None]) -> None:
+    # The upstream read the request and worked on it (a generation, billed) before the connection
+    # closed without an answer: sending it again would run the generation twice, unseen.
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(OK)
+        await peer.request()
+        await asyncio.sleep(0.3)
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            await get(pool)
+            with pytest.raises(RemoteProtocolError, match=r"^the upstream closed the connection before answering$"):
+                await pool.request(b"POST", b"/v1/chat/completions", [], b"{}")
+            assert (server.connections, len(server.requests), pool.connections) == (1, 2, 0)
+            await pool.aclose()
+
+    run(test)
+
+
+def test_the_retry_after_a_stale_connection_is_logged(run: Run[None], caplog: pytest.LogCaptureFixture) -> None:
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(OK)
+        if peer.number == 1:
+            await peer.request()  # the idle timeout fires as the request arrives
+        else:
+            await peer.until_eof()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            await get(pool)
+            with caplog.at_level(logging.WARNING, logger="suture.upstream"):
+                assert (await get(pool))[1] == b"ok"
+            assert server.connections == 2
+            await pool.aclose()
+
+    run(test)
+    [record] = caplog.records
+    assert record.name == "suture.upstream" and record.levelno == logging.WARNING
+    assert "again on a new connection" in record.getMessage()
+    fields = record.fields  # type: ignore[attr-defined]
+    assert fields["upstream"].startswith("127.0.0.1:") and fields["closed_after_ms"] >= 0
+
+
+def test_a_reused_connection_closed_before_the_request_was_fully_written_is_retried(run: Run[None]) -> None:
+    # However long it took: the upstream never had the whole request, so it cannot have acted on it.
+    body = b"x" * (16 * 1024 * 1024)
+
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(OK)
+        if peer.number == 1:
+            await asyncio.sleep(0.3)  # reads none of the next request, then closes (a reset: unread bytes)
+        else:
+            await peer.until_eof()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            await get(pool)
+            response = await pool.request(b"POST", b"/", [], body)
+            assert await response.aread() == b"ok"
+            await response.aclose()
+            assert (server.connections, len(server.requests)) == (2, 2)
+            assert server.requests[1].endswith(body)
+            await pool.aclose()
+
+    run(test)
+
+
+def test_a_stray_answer_on_an_idle_connection_is_never_taken_for_the_next_request(run: Run[None]) -> None:
+    """A broken upstream answers one request twice, the second answer late, while the connection
+    sits idle in the pool. The stray answer is in the client socket's kernel buffer, not yet read
+    by the event loop, when the next request takes that connection in the same loop iteration:
+    it must not become that request's answer."""
+    peers: list[Peer] = []
+
+    async def handler(peer: Peer) -> None:
+        peers.append(peer)
+        await peer.request()
+        await peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" if peer.number == 1 else b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+        await peer.until_eof()
+
+    async def test() -> None:
+        async with Server(handler) as server:
+            pool = server.pool()
+            response, body = await get(pool)
+            assert body == b"first"
+            client_socket = response._connection.transport.get_extra_info("socket")  # type: ignore[union-attr]
+            peers[0].writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray")
+            # Blocks the loop until the stray bytes are in the client's buffer, read by no one.
+            readable, _, _ = select.select([client_socket], [], [], PATIENCE)
+            assert readable
+            response, body = await get(pool)  # the pool takes the idle connection without yielding first
+            assert (response.status_code, body) == (200, b"fresh")
+            assert server.connections == 2
+            await eventually(lambda: server.eofs == 1)  # the connection with the stray answer is closed
+            await pool.aclose()
+
+    run(test)
+
+
 def test_idle_connections_past_keepalive_expiry_are_not_reused(run: Run[None]) -> None:
     async def test() -> None:
         async with Server(answering(OK)) as server:
@@ -933,6 +1275,55 @@ def test_tls_round_trips_and_keeps_the_connection(run: Run[None]) -> None:
             assert (await get(pool))[1] == b"ok"
             assert server.connections == 1
             assert pool.host_header == f"127.0.0.1:{server.port}".encode()
+
+    run(test)
+
+
+def test_a_tls_body_without_length_cut_without_close_notify_is_an_error(run: Run[None]) -> None:
+    # Only TLS's close_notify proves the upstream ended the body: a TCP close without it may be
+    # anyone's (RFC 8446 §6.1; a truncation attack, or a middlebox dropping the connection).
+    ca = trustme.CA()
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart")
+        await asyncio.sleep(0.01)
+        peer.writer.transport.abort()  # the TCP connection closes, no close_notify sent
+
+    async def test() -> None:
+        async with Server(handler, tls=_tls_server_context(ca)) as server:
+            pool = server.pool(ssl_context=trusted)
+            response = await pool.request(b"GET", b"/", [], None)
+            received, error = await chunks_until_error(response)
+            assert received == b"part"
+            assert type(error) is RemoteProtocolError
+            assert "close_notify" in str(error)
+            await response.aclose()
+
+    run(test)
+
+
+def test_a_tls_body_without_length_ended_with_close_notify_is_complete(run: Run[None]) -> None:
+    ca = trustme.CA()
+    trusted = ssl.create_default_context()
+    ca.configure_trust(trusted)
+
+    async def handler(peer: Peer) -> None:
+        await peer.request()
+        await peer.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nfirst part, ")
+        await asyncio.sleep(0.01)
+        await peer.send(b"last part")
+        peer.writer.close()  # close_notify, then the TCP close
+        await peer.writer.wait_closed()
+
+    async def test() -> None:
+        async with Server(handler, tls=_tls_server_context(ca)) as server:
+            pool = server.pool(ssl_context=trusted)
+            response, body = await get(pool)
+            assert (response.status_code, body) == (200, b"first part, last part")
+            assert pool.connections == 0
 
     run(test)
 
