@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from sanitizer import SANITIZE_PROVIDERS, sanitize, validate, validator_provider
+from sanitizer import SANITIZE_PROVIDERS, SanitizeError, sanitize, validate, validator_provider
 
 CASES = Path(__file__).resolve().parent / "cases"
 _FIELDS = {"source", "agent", "provider", "api", "error", "wording", "reconstructed", "body", "must_survive",
@@ -99,10 +99,17 @@ def judge(case: Case) -> Verdict:
     checked_as = validator_provider(api, provider)
     body = case.data["body"]
     expected = case.data["error"]["message"]
-    found = validate(body, api=api, provider=checked_as)
+    try:
+        found = validate(body, api=api, provider=checked_as)
+    except SanitizeError as exc:
+        # A body the core takes for the wrong shape is a case it does not recognise.
+        return Verdict(False, False, f"shape error: {exc}", False, list(case.data["must_survive"]), [str(exc)])
     exact = any(v.message == expected for v in found)
     same = exact or any(same_text(expected, v.message) for v in found)
-    repaired = sanitize(body, api=api, provider=bound_for).body
+    try:
+        repaired = sanitize(body, api=api, provider=bound_for).body
+    except SanitizeError as exc:
+        return Verdict(exact, same, found[0].message if found else None, False, [], [f"shape error: {exc}"])
     remaining = validate(repaired, api=api, provider=checked_as)
     text = orjson.dumps(repaired).decode()
     lost = [s for s in case.data["must_survive"] if orjson.dumps(s).decode()[1:-1] not in text]
