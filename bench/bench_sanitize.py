@@ -3,11 +3,19 @@
 Run by hand:  python bench/bench_sanitize.py
 Prints p50/p90/p99 per call and the cost per message; the cost per message should stay flat
 as transcripts grow (linear time).
+
+    python bench/bench_sanitize.py --scaling [SUBSTRING]
+
+times every adversarial shape of tests/sanitizer/adversarial.py (orphans, misplaced and
+duplicate results, reused and invalid ids, long same-role runs...) at n and 4n, for ``sanitize``
+and ``validate``, and prints the ratio: about 4 is linear, 16 quadratic. SUBSTRING picks shapes
+by name, e.g. ``gemini`` or ``orphan-per-message``.
 """
 
 from __future__ import annotations
 
 import copy
+import gc
 import statistics
 import sys
 import time
@@ -82,7 +90,34 @@ def pct(samples: list[float], q: float) -> float:
     return samples[min(len(samples) - 1, int(q * len(samples)))]
 
 
+def scaling(only: str) -> None:
+    from tests.sanitizer.adversarial import CHECKS, SHAPES, Shape
+
+    def best(run: Any, body: dict[str, Any]) -> tuple[float, int]:
+        times, found = [], 0
+        for _ in range(5):
+            gc.disable()
+            start = time.perf_counter()
+            found = run(body)
+            times.append(time.perf_counter() - start)
+            gc.enable()
+        return min(times) * 1000, found
+
+    print(f"{'shape':<62}{'n':>6}{'ms at n':>10}{'ms at 4n':>10}{'ratio':>7}{'found':>7}")
+    for case in [*SHAPES, *CHECKS]:
+        if only not in case.id:
+            continue
+        small, _ = best(case.run, case.build(case.n))
+        large, found = best(case.run, case.build(4 * case.n))
+        flag = "" if found == case.expected(4 * case.n) else f"  (expected {case.expected(4 * case.n)})"
+        label = case.id if isinstance(case, Shape) else f"validate {case.id}"
+        print(f"{label:<62}{case.n:>6}{small:>10.1f}{large:>10.1f}{large / small:>7.1f}{found:>7}{flag}")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--scaling"]:
+        scaling(sys.argv[2] if len(sys.argv) > 2 else "")
+        return
     print(f"{'api':<20}{'kind':<8}{'messages':>9}{'p50 us':>11}{'p90 us':>11}{'p99 us':>11}{'us/msg':>9}{'repairs':>9}")
     for api, build in (("openai-chat", openai_transcript), ("anthropic-messages", anthropic_transcript)):
         for broken in (False, True):

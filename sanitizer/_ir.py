@@ -7,7 +7,7 @@ exactly as the client sent it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,19 +67,23 @@ class Transcript:
                     owners.setdefault(part.call_id, entry)
         return owners
 
-    def remove_parts(self, entry: Entry, doomed: list[Part]) -> None:
-        """Take ``doomed`` out of ``entry``; an entry left with no parts leaves the transcript."""
-        ids = {id(p) for p in doomed}
-        entry.parts = [p for p in entry.parts if id(p) not in ids]
-        entry.dirty = True
-        if not entry.parts:
-            self.entries = [e for e in self.entries if e is not entry]
+    def remove_parts(self, removals: Iterable[tuple[Entry, list[Part]]]) -> None:
+        """Take each entry's doomed parts out of it; entries left with no parts leave the transcript.
 
-    def index_of(self, entry: Entry) -> int:
-        for index, candidate in enumerate(self.entries):
-            if candidate is entry:
-                return index
-        raise LookupError("entry is not in the transcript")
+        All removals are applied in one pass over the transcript, so a rule that takes parts out
+        of many messages stays linear.
+        """
+        doomed: dict[int, tuple[Entry, set[int]]] = {}
+        for entry, parts in removals:
+            doomed.setdefault(id(entry), (entry, set()))[1].update(id(p) for p in parts)
+        emptied: set[int] = set()
+        for entry, ids in doomed.values():
+            entry.parts = [p for p in entry.parts if id(p) not in ids]
+            entry.dirty = True
+            if not entry.parts:
+                emptied.add(id(entry))
+        if emptied:
+            self.entries = [e for e in self.entries if id(e) not in emptied]
 
     def render(self, render_entry: Callable[[Entry], Any]) -> dict[str, Any]:
         """A new body: the input's fields, any replaced top-level fields, the rendered messages."""

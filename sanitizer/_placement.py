@@ -40,11 +40,38 @@ def zone_ids(entries: list[Entry], owner_index: int, dialect: Dialect) -> set[st
     return {entries[j].parts[k].call_id for j, k in slots}
 
 
-def attach_results(transcript: Transcript, dialect: Dialect, owner: Entry, parts: list[Part]) -> None:
-    """Put result ``parts`` into the zone of ``owner``, keeping results in the order of the calls."""
+def attach_results(transcript: Transcript, dialect: Dialect, attachments: list[tuple[Entry, list[Part]]]) -> None:
+    """Put each owner's result parts into its zone, keeping results in the order of the calls.
+
+    An owner is a message of the model, so the stretch of ``result_role`` messages after it
+    (everything its zone can reach or grow into) holds no other owner: each stretch is repaired
+    on its own, whatever the order of ``attachments``, and the transcript is rebuilt once, so
+    answering calls in many messages stays linear.
+    """
+    pending = {id(owner): parts for owner, parts in attachments}
     entries = transcript.entries
-    owner_index = transcript.index_of(owner)
-    slots, end = zone(entries, owner_index, dialect)
+    owners = [i for i, entry in enumerate(entries) if id(entry) in pending]
+    if not owners:
+        return
+    rebuilt: list[Entry] = []
+    copied = 0
+    for n, start in enumerate(owners):
+        limit = owners[n + 1] if n + 1 < len(owners) else len(entries)
+        stop = start + 1
+        while stop < limit and entries[stop].role == dialect.result_role:
+            stop += 1
+        stretch = entries[start:stop]
+        _attach(stretch, dialect, pending[id(entries[start])])
+        rebuilt += entries[copied:start]
+        rebuilt += stretch
+        copied = stop
+    rebuilt += entries[copied:]
+    transcript.entries = rebuilt
+
+
+def _attach(entries: list[Entry], dialect: Dialect, parts: list[Part]) -> None:
+    """Put ``parts`` into the zone of ``entries[0]``; ``entries`` is it and its stretch of result messages."""
+    slots, end = zone(entries, 0, dialect)
     last_zone_entry = slots[-1][0] if slots else None
     shares = dialect.results_share_message
     if shares and last_zone_entry is not None and (end is None or end[0] != last_zone_entry):
@@ -57,15 +84,14 @@ def attach_results(transcript: Transcript, dialect: Dialect, owner: Entry, parts
         target.parts[end[1] : end[1]] = parts
         target.dirty = True
     else:
-        at = (slots[-1][0] + 1) if slots else owner_index + 1
-        transcript.entries[at:at] = dialect.new_result_entries(parts)
-    _order_zone(transcript, dialect, owner_index)
+        at = (slots[-1][0] + 1) if slots else 1
+        entries[at:at] = dialect.new_result_entries(parts)
+    _order_zone(entries, dialect)
 
 
-def _order_zone(transcript: Transcript, dialect: Dialect, owner_index: int) -> None:
-    entries = transcript.entries
-    order = {p.call_id: n for n, p in enumerate(entries[owner_index].calls())}
-    slots, _ = zone(entries, owner_index, dialect)
+def _order_zone(entries: list[Entry], dialect: Dialect) -> None:
+    order = {p.call_id: n for n, p in enumerate(entries[0].calls())}
+    slots, _ = zone(entries, 0, dialect)
 
     def rank(part: Part) -> int:
         return order.get(part.call_id, len(order))

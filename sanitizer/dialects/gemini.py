@@ -7,6 +7,7 @@ the same name, in order, under an internal id that is never written back.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from .._errors import SanitizeError
@@ -67,29 +68,30 @@ class Gemini(Dialect):
         # are optional and may repeat, so pairing goes by key. A response with an id answers the
         # first unanswered call before it with that id (or the first after it, if it came early); one
         # without answers the first open call of that name in the latest call turn.
-        calls_by_id: dict[str, list[tuple[int, str]]] = {}
+        calls_by_id: dict[str, _SameId] = {}
         for index, (_, parts) in enumerate(contents):
             for part in parts:
                 if part.kind == CALL and part.call_id is not None:
                     real = self.public_id(part.call_id)
                     if real is not None:
-                        calls_by_id.setdefault(real, []).append((index, part.call_id))
+                        calls_by_id.setdefault(real, _SameId()).calls.append((index, part.call_id))
         entries = []
         answered: set[str] = set()
-        open_calls: list[tuple[str | None, str]] = []
+        open_calls = _OpenCalls([])
         for index, (content, parts) in enumerate(contents):
             turn_calls = [(p.name, p.call_id) for p in parts if p.kind == CALL and p.call_id is not None]
             if turn_calls:
-                open_calls = list(turn_calls)
+                open_calls = _OpenCalls(turn_calls)
             for k, part in enumerate(parts):
                 if part.kind != RESULT:
                     continue
                 real = part.call_id
-                key = _by_id(calls_by_id.get(real, []), index, answered) if real else None
+                same_id = calls_by_id.get(real) if real else None
+                key = same_id.answer(index, answered) if same_id is not None else None
                 if key is not None:
-                    open_calls = [c for c in open_calls if c[1] != key]
+                    open_calls.close(key)
                 else:
-                    key = _match(open_calls, part.name) if not real else None
+                    key = open_calls.match(part.name) if not real else None
                 part.call_id = key or f"{_INTERNAL}?{index}:{k}:{real or ''}"
                 answered.add(part.call_id)
             role = content.get("role", "user")
@@ -189,24 +191,55 @@ def _real_id(value: dict[str, Any]) -> str | None:
     return ident if isinstance(ident, str) and ident else None
 
 
-def _by_id(calls: list[tuple[int, str]], index: int, answered: set[str]) -> str | None:
-    """The first unanswered call before ``index`` with this id (else the last one, or the first after)."""
-    before = [key for at, key in calls if at < index]
-    open_before = [key for key in before if key not in answered]
-    if open_before:
-        return open_before[0]
-    if before:
-        return before[-1]
-    return calls[0][1] if calls else None
+class _SameId:
+    """The calls that share one id, in order, and how far the answers have got through them.
+
+    Answers are paired in content order and an answered call stays answered, so both cursors
+    only move forward: pairing every answer costs O(calls) in all, however often ids repeat.
+    """
+
+    __slots__ = ("before", "calls", "first_open")
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, str]] = []
+        # How many calls sit in contents before the answer being paired, and the first of those
+        # that may still be open (every call before it is answered).
+        self.before = 0
+        self.first_open = 0
+
+    def answer(self, index: int, answered: set[str]) -> str:
+        """The first unanswered call before ``index`` (else the last one before, or the first after)."""
+        calls = self.calls
+        while self.before < len(calls) and calls[self.before][0] < index:
+            self.before += 1
+        while self.first_open < self.before and calls[self.first_open][1] in answered:
+            self.first_open += 1
+        if self.first_open < self.before:
+            return calls[self.first_open][1]
+        return calls[self.before - 1][1] if self.before else calls[0][1]
 
 
-def _match(open_calls: list[tuple[str | None, str]], name: str | None) -> str | None:
-    """The first still-open call of the latest call turn with this name (consumed)."""
-    for n, (call_name, call_id) in enumerate(open_calls):
-        if call_name == name:
-            del open_calls[n]
-            return call_id
-    return None
+class _OpenCalls:
+    """The calls of the latest call turn that no answer has taken yet, found by name in call order."""
+
+    def __init__(self, calls: list[tuple[str | None, str]]) -> None:
+        self._open = {key for _, key in calls}
+        self._by_name: dict[str | None, deque[str]] = {}
+        for name, key in calls:
+            self._by_name.setdefault(name, deque()).append(key)
+
+    def close(self, key: str) -> None:
+        self._open.discard(key)
+
+    def match(self, name: str | None) -> str | None:
+        """The first still-open call with this name (then closed)."""
+        queue = self._by_name.get(name)
+        while queue:
+            key = queue.popleft()
+            if key in self._open:
+                self._open.discard(key)
+                return key
+        return None
 
 
 DIALECT = Gemini()

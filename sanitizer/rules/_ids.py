@@ -17,13 +17,24 @@ def all_ids(transcript: Transcript) -> set[str]:
     return {p.call_id for _, p in transcript.parts() if p.call_id is not None}
 
 
-def fresh_id(base: str, taken: set[str]) -> str:
-    """``base_2``, ``base_3``... the first one not in ``taken``; recorded in ``taken``."""
-    n = 2
-    while f"{base}_{n}" in taken:
-        n += 1
-    taken.add(f"{base}_{n}")
-    return f"{base}_{n}"
+class FreshIds:
+    """Hands out ``base_2``, ``base_3``... the first one not in ``taken``, recording it there.
+
+    ``taken`` only grows, so every suffix below the last one handed out for a base is still
+    taken: the search resumes there, and renaming one id k times costs O(k), not O(k²).
+    """
+
+    def __init__(self, taken: set[str]) -> None:
+        self._taken = taken
+        self._next: dict[str, int] = {}
+
+    def __call__(self, base: str) -> str:
+        n = self._next.get(base, 2)
+        while f"{base}_{n}" in self._taken:
+            n += 1
+        self._next[base] = n + 1
+        self._taken.add(f"{base}_{n}")
+        return f"{base}_{n}"
 
 
 def digest(value: str, length: int = 10) -> str:

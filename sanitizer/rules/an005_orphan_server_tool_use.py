@@ -33,7 +33,8 @@ class OrphanServerToolUse(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         answered = {p.call_id for _, p in transcript.parts() if p.kind == SERVER_RESULT}
         last = transcript.entries[-1] if transcript.entries else None
-        for entry in list(transcript.entries):
+        removals = []
+        for entry in transcript.entries:
             if entry is last:
                 continue
             orphans = [p for p in entry.parts if p.kind == SERVER_CALL and p.call_id not in answered]
@@ -44,4 +45,5 @@ class OrphanServerToolUse(Rule):
                     self, "dropped", entry, part.call_id,
                     f"removed a server tool call that never got its result: {ctx.describe(part)}",
                 )
-            transcript.remove_parts(entry, orphans)
+            removals.append((entry, orphans))
+        transcript.remove_parts(removals)

@@ -35,18 +35,30 @@ class ConsecutiveSameRole(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         merged: list[Entry] = []
+        # What merging has made of the last message so far, tracked as it grows so a long run
+        # of merges costs no rescans: whether it holds tool results, and whether its parts list
+        # is one this rule built (and may extend in place).
+        holds_results = grown = False
         for entry in transcript.entries:
             previous = merged[-1] if merged else None
+            has_results = _has_results(entry)
             if previous is None or previous.role != entry.role:
                 merged.append(entry)
+                holds_results, grown = has_results, False
                 continue
-            if entry.role == "user" and (_has_results(previous) or _has_results(entry)):
+            if entry.role == "user" and (holds_results or has_results):
                 ctx.report(self, "bridged", entry, None, "put a short assistant message between a results turn "
                            "and the user's next message")
                 merged += [ctx.dialect.text_entry("assistant", ctx.policy.bridge_text), entry]
+                holds_results, grown = has_results, False
                 continue
             ctx.report(self, "merged", entry, None, f"merged into the {entry.role} message before it")
-            previous.parts = previous.parts + entry.parts
+            if grown:
+                previous.parts.extend(entry.parts)
+            else:
+                previous.parts = previous.parts + entry.parts
+                grown = True
+            holds_results = holds_results or has_results
             previous.dirty = True
         transcript.entries = merged
 

@@ -41,7 +41,7 @@ class ConsecutiveModelTurns(Rule):
             if len(run) > 1 and any(e.calls() for e in run[1:]):
                 for entry in run[1:]:
                     ctx.report(self, "merged", entry, None, f"merged into the model turn {head.origin} before it")
-                    head.parts = head.parts + entry.parts
+                head.parts = head.parts + [p for entry in run[1:] for p in entry.parts]
                 head.dirty = True
                 merged.append(head)
             else:

@@ -27,12 +27,15 @@ class EmptyToolCalls(Rule):
     apis = frozenset({"openai-chat"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        for entry in list(transcript.entries):
+        kept = []
+        for entry in transcript.entries:
             if entry.role != "assistant" or entry.source.get("tool_calls") != []:
+                kept.append(entry)
                 continue
             entry.dirty = True
             if entry.parts:
                 ctx.report(self, "removed", entry, None, "removed an empty tool_calls list")
+                kept.append(entry)
             else:
                 ctx.report(self, "removed", entry, None, "removed an assistant message with no content and no calls")
-                transcript.entries = [e for e in transcript.entries if e is not entry]
+        transcript.entries = kept

@@ -56,7 +56,7 @@ class ChatRoleRuns(Rule):
                 head = speakers[0]
                 for entry in later:
                     ctx.report(self, "merged", entry, None, f"merged into the {entry.role} message before it")
-                    head.parts = head.parts + entry.parts
+                head.parts = head.parts + [p for entry in later for p in entry.parts]
                 head.dirty = True
                 # System messages inside the run go before it: the gateway lifts them out anyway.
                 entries += [e for e in run if e.role in _LIFTED] + [head]

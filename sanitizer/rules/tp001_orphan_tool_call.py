@@ -44,17 +44,29 @@ class OrphanToolCall(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         answered = {p.call_id for _, p in transcript.parts() if p.kind == RESULT}
-        owners = [e for e in transcript.entries if any(p.kind == CALL and p.call_id not in answered for p in e.parts)]
-        for owner in reversed(owners):
+        entries = transcript.entries
+        owners = [
+            (index, entry) for index, entry in enumerate(entries)
+            if any(p.kind == CALL and p.call_id not in answered for p in entry.parts)
+        ]
+        tail = _results_tail(entries, ctx.dialect.result_role)
+        drops: list[tuple[Entry, list[Part]]] = []
+        pairs: list[tuple[Entry, list[Part]]] = []
+        for index, owner in reversed(owners):
             orphans = [p for p in owner.parts if p.kind == CALL and p.call_id not in answered]
-            if ctx.policy.trailing_tool_call == "leave" and self._is_trailing(transcript, owner, ctx):
+            # Nothing but tool results follows the owner: the client may still be sending results.
+            if ctx.policy.trailing_tool_call == "leave" and index + 1 >= tail:
                 continue
             if ctx.policy.orphan_tool_call == "drop" and not pinned_by_thinking(ctx.dialect, owner):
-                self._drop(transcript, owner, orphans, ctx)
+                drops.append((owner, self._drop(owner, orphans, ctx)))
             else:
-                self._pair(transcript, owner, orphans, ctx)
+                pairs.append((owner, self._pair(owner, orphans, ctx)))
+        # Drops go first: a message the drop empties leaves, and the zone of the message before it
+        # may then reach further, as it did when each owner was repaired in turn from the last.
+        transcript.remove_parts(drops)
+        attach_results(transcript, ctx.dialect, pairs)
 
-    def _pair(self, transcript: Transcript, owner: Entry, orphans: list[Part], ctx: Context) -> None:
+    def _pair(self, owner: Entry, orphans: list[Part], ctx: Context) -> list[Part]:
         kept_for_thinking = ctx.policy.orphan_tool_call == "drop"
         synthetic = []
         for call in orphans:
@@ -70,19 +82,20 @@ class OrphanToolCall(Rule):
                 self, "synthesized", owner, call.call_id,
                 f"answered unanswered call to {call.name!r} with a synthetic error result{why}",
             )
-        attach_results(transcript, ctx.dialect, owner, synthetic)
+        return synthetic
 
-    def _drop(self, transcript: Transcript, owner: Entry, orphans: list[Part], ctx: Context) -> None:
+    def _drop(self, owner: Entry, orphans: list[Part], ctx: Context) -> list[Part]:
         for call in orphans:
             ctx.report(
                 self, "dropped", owner, call.call_id,
                 f"removed unexecuted call to {call.name!r} with arguments {ctx.describe(call)}",
             )
-        transcript.remove_parts(owner, ctx.dialect.droppable(owner, orphans))
+        return ctx.dialect.droppable(owner, orphans)
 
-    @staticmethod
-    def _is_trailing(transcript: Transcript, owner: Entry, ctx: Context) -> bool:
-        """Nothing but tool results follows the owner: the client may still be sending results."""
-        rest = transcript.entries[transcript.index_of(owner) + 1 :]
-        role = ctx.dialect.result_role
-        return all(e.role == role and all(p.kind == RESULT for p in e.parts) for e in rest)
+
+def _results_tail(entries: list[Entry], role: str) -> int:
+    """Where the transcript's closing run of messages holding nothing but tool results starts."""
+    start = len(entries)
+    while start and entries[start - 1].role == role and all(p.kind == RESULT for p in entries[start - 1].parts):
+        start -= 1
+    return start

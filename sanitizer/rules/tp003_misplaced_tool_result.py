@@ -49,17 +49,19 @@ class MisplacedToolResult(Rule):
                     moving.append((owner, entry, part))
         if not moving:
             return
+        leaving: dict[int, tuple[Entry, set[int]]] = {}
         for owner, holder, part in moving:
             ctx.report(
                 self, "moved", holder, part.call_id,
                 f"moved the result for call {ctx.dialect.public_id(part.call_id)!r} from message {holder.origin} "
                 f"to right after its call in message {owner.origin}",
             )
-            holder.parts = [p for p in holder.parts if p is not part]
+            leaving.setdefault(id(holder), (holder, set()))[1].add(id(part))
+        for holder, gone in leaving.values():
+            holder.parts = [p for p in holder.parts if id(p) not in gone]
             holder.dirty = True
         transcript.entries = [e for e in entries if e.parts or not e.dirty]
         by_owner: dict[int, tuple[Entry, list[Part]]] = {}
         for owner, _, part in moving:
             by_owner.setdefault(id(owner), (owner, []))[1].append(part)
-        for owner, parts in by_owner.values():
-            attach_results(transcript, ctx.dialect, owner, parts)
+        attach_results(transcript, ctx.dialect, list(by_owner.values()))

@@ -31,7 +31,8 @@ class OrphanToolResult(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         calls = {p.call_id for _, p in transcript.parts() if p.kind == CALL}
-        for entry in list(transcript.entries):
+        removals = []
+        for entry in transcript.entries:
             orphans = [p for p in entry.parts if p.kind == RESULT and p.call_id not in calls]
             if not orphans:
                 continue
@@ -40,4 +41,5 @@ class OrphanToolResult(Rule):
                     self, "dropped", entry, part.call_id,
                     f"dropped a result that answers no call; its content was: {ctx.describe(part)}",
                 )
-            transcript.remove_parts(entry, orphans)
+            removals.append((entry, orphans))
+        transcript.remove_parts(removals)

@@ -34,13 +34,13 @@ class DuplicateToolResult(Rule):
         for entry, part in transcript.parts():
             if part.kind == RESULT:
                 seen.setdefault(part.call_id, []).append((entry, part))
+        removals = []
         for call_id, results in seen.items():
-            if len(results) < 2:
-                continue
             for entry, part in results[:-1]:
                 ctx.report(
                     self, "dropped", entry, call_id,
                     f"dropped an earlier duplicate result (the last one is kept); its content was: "
                     f"{ctx.describe(part)}",
                 )
-                transcript.remove_parts(entry, [part])
+                removals.append((entry, [part]))
+        transcript.remove_parts(removals)

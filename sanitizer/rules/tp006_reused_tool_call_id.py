@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from .._ir import CALL, RESULT, Transcript
 from ._base import Context, Rule
-from ._ids import all_ids, fresh_id
+from ._ids import FreshIds, all_ids
 
 
 class ReusedToolCallId(Rule):
@@ -33,7 +33,7 @@ class ReusedToolCallId(Rule):
     name = "reused-tool-call-id"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        taken: set[str] | None = None
+        fresh: FreshIds | None = None
         current: dict[str, str] = {}
         seen: set[str] = set()
         for entry in transcript.entries:
@@ -45,8 +45,8 @@ class ReusedToolCallId(Rule):
                     continue
                 if part.kind == CALL:
                     if original in seen:
-                        taken = all_ids(transcript) if taken is None else taken
-                        renamed = fresh_id(original, taken)
+                        fresh = FreshIds(all_ids(transcript)) if fresh is None else fresh
+                        renamed = fresh(original)
                         entry.parts[index] = ctx.dialect.with_call_id(part, renamed)
                         entry.dirty = True
                         current[original] = renamed

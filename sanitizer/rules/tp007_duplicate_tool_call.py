@@ -27,7 +27,8 @@ class DuplicateToolCall(Rule):
     name = "duplicate-tool-call"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        for entry in list(transcript.entries):
+        removals = []
+        for entry in transcript.entries:
             seen: set[str | None] = set()
             doomed = []
             for part in entry.parts:
@@ -42,4 +43,5 @@ class DuplicateToolCall(Rule):
                     )
                 seen.add(part.call_id)
             if doomed:
-                transcript.remove_parts(entry, ctx.dialect.droppable(entry, doomed))
+                removals.append((entry, ctx.dialect.droppable(entry, doomed)))
+        transcript.remove_parts(removals)

@@ -293,12 +293,13 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
         if turn.role == "assistant":
             calls: dict[str, None] = {}
             servers: dict[str, tuple[int, str]] = {}
-            # Text after a tool_use in the same (merged) turn separates it from its results (PEERS.md 11.3).
-            cut_off: dict[str, None] = {}
+            # Text after a tool_use in the same (merged) turn separates it from its results (PEERS.md 11.3):
+            # the calls made before the turn's last text block, the first ``cut_off`` of ``calls``.
+            cut_off = 0
             for i, j, block in turn.blocks:
                 kind = block["type"]
                 if kind == "text":
-                    cut_off.update(calls)
+                    cut_off = len(calls)
                 elif kind == "tool_use":
                     ident = block["id"]
                     if ident in seen:
@@ -324,7 +325,7 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
                 for ident, (i, name) in servers.items():
                     out.add("A4", A4.format(n=i, name=name, id=ident), i)
             answered = _leading_results(nxt) if nxt is not None and nxt.role == "user" else set()
-            missing = [ident for ident in calls if ident not in answered or ident in cut_off]
+            missing = [ident for n, ident in enumerate(calls) if ident not in answered or n < cut_off]
             if missing:
                 out.add("A1", A1.format(n=turn.first, ids=", ".join(missing)), turn.first)
             previous_calls = set(calls)

@@ -112,6 +112,8 @@ class _Fault:
     index: int
     ids: tuple[str, ...] = ()
     first: int = 0
+    owner: int = 0
+    """The assistant message whose calls the fault concerns (not set for an orphan)."""
 
 
 def parse(body: object) -> tuple[dict[str, Any], list[_Msg]]:
@@ -162,15 +164,15 @@ def faults(messages: list[_Msg]) -> list[_Fault]:
         while j < n and messages[j].role == "tool":
             ident = messages[j].tool_call_id or ""
             if ident in answered:
-                later.append(_Fault("duplicate", j, (ident,), answered[ident]))
+                later.append(_Fault("duplicate", j, (ident,), answered[ident], owner=i))
             elif ident in pending:
                 del pending[ident]
                 answered[ident] = j
             else:
-                later.append(_Fault("unknown", j, (ident,)))
+                later.append(_Fault("unknown", j, (ident,), owner=i))
             j += 1
         if pending:
-            found.append(_Fault("missing", i, tuple(pending)))
+            found.append(_Fault("missing", i, tuple(pending), owner=i))
         found.extend(later)
         i = j
     return found
@@ -264,10 +266,9 @@ def _deepseek(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
             out.append(violation(p, "deepseek.D2", D2, f.index))
             continue
         # DeepSeek counts the tool messages after the call: an unknown or repeated id leaves one unanswered.
-        owner = _owner(messages, f.index) if f.kind != "missing" else f.index
-        if owner not in missing_reported:
-            missing_reported.add(owner)
-            out.append(violation(p, "deepseek.D1", D1, owner))
+        if f.owner not in missing_reported:
+            missing_reported.add(f.owner)
+            out.append(violation(p, "deepseek.D1", D1, f.owner))
     out.sort(key=lambda v: v.message_index if v.message_index is not None else -1)
     model = b.get("model")
     reasoner = model == "deepseek-reasoner"
@@ -285,13 +286,6 @@ def _deepseek(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
         if messages and messages[-1].role == "assistant" and messages[-1].raw.get("prefix") is not True:
             out.append(violation(p, "deepseek.D5", D5, len(messages) - 1))
     return out
-
-
-def _owner(messages: list[_Msg], index: int) -> int:
-    # The assistant message whose run of tool messages contains ``index`` (runs are short).
-    while index > 0 and messages[index].role == "tool":
-        index -= 1
-    return index
 
 
 def _mistral(messages: list[_Msg]) -> list[Violation]:
