@@ -21,10 +21,10 @@ from typing import Any, Literal, TypeGuard, get_args
 import anyio
 import anyio.to_thread
 import orjson
-from starlette.types import Receive, Scope, Send
 
-from .client_watch import DISCONNECTED, ClientGone, ClientWatch
+from .client_watch import ClientWatch
 from .redaction import Secrets
+from .relay import Outcome, StreamedAnswer, UpstreamBroke
 
 ClientAPI = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 
@@ -325,19 +325,12 @@ def _restore_event(event: bytes, restore: dict[str, str]) -> bytes:
     return b"\n".join(lines)
 
 
-@dataclass
-class StreamOutcome:
-    outcome: str = "complete"
-    bytes_sent: int = 0
-    error: str | None = None
+class GatewayStream(StreamedAnswer):
+    """litellm's stream, relayed as SSE in the client's format, each event as it comes.
 
-
-class GatewayStream:
-    """An ASGI response relaying a litellm stream as SSE, each event as it comes.
-
-    As with ``Relay``, the request's :class:`ClientWatch` cancels the relay the moment the client
-    disconnects or stops reading, and the provider's stream is closed in ``finally`` so its
-    connection (and generation) stops too. ``secrets`` are masked out of every event.
+    ``secrets`` are masked out of every event. A provider failing mid-stream gets the format's
+    own error event, the honest end once the status line is gone; closing the provider's stream
+    (always) stops its connection, and its generation, too.
     """
 
     def __init__(
@@ -348,48 +341,32 @@ class GatewayStream:
         *,
         watch: ClientWatch,
         secrets: Secrets,
-        on_done: Callable[[StreamOutcome], None] | None = None,
+        on_done: Callable[[Outcome], None] | None = None,
     ) -> None:
+        super().__init__(watch=watch, on_done=on_done)
+        self.headers = _SSE_HEADERS
         self.api = api
         self.stream = stream
         self.restore = restore
-        self.watch = watch
         self.secrets = secrets
-        self.on_done = on_done
+        self._events = 0
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        result = StreamOutcome()
-        watch, secrets = self.watch, self.secrets
-        try:
-            with watch:
-                await watch.send(send, {"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-                events = 0
-                try:
-                    async for frame in sse_frames(self.api, self.stream, self.restore):
-                        # A frame is one whole event: no key can straddle two of them.
-                        body = secrets.mask(frame) if secrets else frame
-                        await watch.send(send, {"type": "http.response.body", "body": body, "more_body": True})
-                        result.bytes_sent += len(body)
-                        events += 1
-                except Exception as exc:
-                    if isinstance(exc, ClientGone):
-                        raise
-                    # The status line is gone: the format's own error event is the honest end.
-                    error = _gateway_error(exc)
-                    message = secrets.redact_text(error.message)
-                    result.outcome, result.error = "upstream_error", message
-                    frame = error_event(self.api, error.status, message, sequence_number=events)
-                    await watch.send(send, {"type": "http.response.body", "body": frame, "more_body": True})
-                await watch.send(send, {"type": "http.response.body", "body": b"", "more_body": False})
-        except ClientGone as exc:
-            result.outcome = exc.reason
-        except OSError as exc:
-            result.outcome, result.error = DISCONNECTED, type(exc).__name__
-        finally:
-            with anyio.CancelScope(shield=True):
-                await _close(self.stream)
-            if self.on_done is not None:
-                self.on_done(result)
+    async def chunks(self) -> AsyncIterator[bytes]:
+        secrets = self.secrets
+        async for frame in sse_frames(self.api, self.stream, self.restore):
+            self._events += 1
+            # A frame is one whole event: no key can straddle two of them.
+            yield secrets.mask(frame) if secrets else frame
+
+    def broken(self, error: Exception) -> UpstreamBroke | None:
+        failure = _gateway_error(error)
+        message = self.secrets.redact_text(failure.message)
+        # The outcome, not the message, goes to the log: a provider may quote a key.
+        return UpstreamBroke(failure.outcome, error_event(self.api, failure.status, message, self._events))
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await _close(self.stream)
 
 
 async def _close(stream: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
@@ -13,12 +12,12 @@ from starlette.types import ASGIApp
 
 from . import gateway
 from .capture import MAX_ERROR_BYTES, CaptureDraft
-from .client_watch import DISCONNECTED, STALLED
-from .context import context_of, state_of, watch_client
+from .context import state_of, watch_client
 from .credentials import request_secrets
 from .errors import error_response
+from .exchange import Exchange
 from .gateway import LitellmCall
-from .logs import log, upstream_log
+from .relay import Outcome
 from .routing import Target
 from .settings import RouteName
 
@@ -38,7 +37,7 @@ async def via_litellm(
 ) -> ASGIApp:
     """Send ``body`` (a request of ``api``) through litellm to ``target``; the answer (or stream) comes
     back in the client's format, with the ids the provider needed rewritten (``restore``) mapped back."""
-    state, ctx = state_of(request), context_of(request)
+    state = state_of(request)
     if not gateway.is_client_api(api):
         return error_response(route, 400, f"{api} requests cannot be sent through a litellm upstream")
     stored = [key for key in _STORED_STATE if body.get(key)] if api == "openai-responses" else []
@@ -62,47 +61,24 @@ async def via_litellm(
     # Suture's keys (and this request's) are never quoted back: providers quote the key they refused.
     secrets = state.secrets.with_values(request_secrets(request, route))
     watch = watch_client(request)
+    exchange = Exchange.of(request, route, target.name, capture)
     sent = time.perf_counter()
     try:
         with watch:
             answer = await gateway.call(call)
     except gateway.GatewayError as exc:
-        ctx.upstream_status = exc.status if exc.outcome.isdigit() else exc.outcome
-        state.metrics.upstream_responses.labels(route, exc.outcome).inc()
-        log(
-            upstream_log,
-            logging.WARNING,
-            "provider refused" if exc.outcome.isdigit() else "upstream failed",
-            request_id=ctx.request_id,
-            upstream=target.name,
-            # Not the provider's message: a provider may quote the key it refused.
-            outcome=exc.outcome,
-        )
         response = error_response(route, exc.status, secrets.redact_text(exc.message))
-        if capture is not None and state.capture is not None and capture.wanted(ctx.upstream_status):
-            state.capture.submit(capture.finish(ctx.upstream_status, bytes(response.body)[:MAX_ERROR_BYTES]))
+        refused = exc.status if exc.outcome.isdigit() else None
+        # No error field: a provider may quote the key it refused.
+        exchange.no_answer(exc.outcome, status=refused, body=bytes(response.body)[:MAX_ERROR_BYTES])
         return response
-    state.metrics.upstream_seconds.labels(route).observe(time.perf_counter() - sent)
-    state.metrics.upstream_responses.labels(route, "200").inc()
-    ctx.upstream_status = 200
-    if capture is not None and state.capture is not None and capture.wanted(200):
-        state.capture.submit(capture.finish(200))
+    exchange.answered(200, sent)
     if not stream:
+        exchange.finish(Outcome(), 200)
         return Response(orjson.dumps(gateway.restore_ids(answer, restore)), media_type="application/json")
 
-    def done(result: gateway.StreamOutcome) -> None:
-        ctx.outcome = result.outcome
-        if result.outcome in (DISCONNECTED, STALLED):
-            state.metrics.disconnects.labels(route).inc()
-        elif result.outcome == "upstream_error":
-            log(
-                upstream_log,
-                logging.ERROR,
-                "provider failed mid-stream; the client got an error event",
-                request_id=ctx.request_id,
-                upstream=target.name,
-                bytes_relayed=result.bytes_sent,
-            )
+    def done(result: Outcome) -> None:
+        exchange.finish(result, 200)
 
     return gateway.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=done)
 

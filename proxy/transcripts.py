@@ -21,7 +21,8 @@ from .client_watch import ClientGone
 from .context import RequestContext, context_of, state_of, watch_client
 from .credentials import check_client_key, request_secrets
 from .errors import API_OF_ROUTE, error_response
-from .forwarding import client_gone, forward
+from .exchange import Exchange
+from .forwarding import forward
 from .litellm_route import via_litellm
 from .logs import log, repair_log
 from .settings import RouteName
@@ -64,7 +65,7 @@ async def proxy_transcript(
     try:
         return await _repair_and_send(request, route, upstream_path, api, routed, raw)
     except ClientGone as exc:
-        return client_gone(ctx, route, "", exc.reason, state.metrics)
+        return Exchange.of(request, route, "", None).client_gone(exc.reason)
 
 
 async def _repair_and_send(

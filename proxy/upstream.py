@@ -8,19 +8,18 @@ import re
 import ssl
 import urllib.parse
 import zlib
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import httpx
-from starlette.types import Receive, Scope, Send
 
 from . import http1
-from .client_watch import DISCONNECTED, ClientGone, ClientWatch
+from .client_watch import ClientWatch
 from .http1 import ConnectionPool, Response
 from .logs import log, upstream_log
 from .redaction import Secrets, StreamMask
+from .relay import Outcome, StreamedAnswer, UpstreamBroke
 from .settings import RetrySettings, TimeoutSettings
 
 # RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
@@ -307,30 +306,17 @@ class Upstream:
         return delay
 
 
-@dataclass
-class RelayOutcome:
-    """How a relayed response ended: ``complete``, ``client_disconnected``, ``client_stalled`` or
-    ``upstream_error``."""
-
-    outcome: str
-    bytes_sent: int
-    error: str | None = None
-    head: bytes = b""
-    """The first ``keep_head`` bytes relayed, as the upstream encoded them (for captures)."""
-
-
 class UncheckableEncoding(Exception):
     """An answer in a content-encoding Suture cannot decode, so cannot check for its keys."""
 
 
-class Relay:
-    """An ASGI response that streams an upstream response to the client as its bytes arrive.
+class Relay(StreamedAnswer):
+    """An upstream's answer, streamed to the client as its bytes arrive.
 
     Raw bytes are relayed (``aiter_raw``: de-chunked, never decompressed), so ``content-encoding``
-    and ``content-length`` stay true. The request's :class:`ClientWatch` cancels the relay the
-    moment the client disconnects or stops reading; the upstream response is closed in ``finally``,
-    which closes its connection and so cancels the upstream request (no more tokens generated, nor
-    billed).
+    and ``content-length`` stay true. Closing the upstream response (:meth:`aclose`, always)
+    closes its connection when the body was not read to the end, which cancels the upstream
+    request (no more tokens generated, nor billed).
 
     With ``secrets``, every one of them is masked out of the headers and the body (providers quote
     the key they were given). The upstream was asked for ``identity``; a gzip or deflate answer is
@@ -342,15 +328,12 @@ class Relay:
         upstream: Response,
         *,
         watch: ClientWatch,
-        on_done: Callable[[RelayOutcome], None] | None = None,
+        on_done: Callable[[Outcome], None] | None = None,
         keep_head: int = 0,
         secrets: Secrets | None = None,
     ) -> None:
+        super().__init__(watch=watch, on_done=on_done, keep_head=keep_head)
         self.upstream = upstream
-        self.watch = watch
-        # A copy of the first bytes, taken as they are relayed (never delaying them). Callers ask
-        # for it on error responses only, which are small JSON, never a successful stream.
-        self.keep_head = keep_head
         self.status_code = upstream.status_code
         headers = relay_headers(upstream)
         self._mask: StreamMask | None = None
@@ -365,54 +348,26 @@ class Relay:
             elif encoding not in ("", "identity"):
                 raise UncheckableEncoding(encoding[:64])
         self.headers = headers
-        self.on_done = on_done
 
-    def _checked(self, chunk: bytes) -> bytes:
-        if self._decoder is not None:
-            chunk = self._decoder.decompress(chunk)
-        assert self._mask is not None
-        return self._mask.feed(chunk)
+    def chunks(self) -> AsyncIterator[bytes]:
+        if self._mask is None:
+            return self.upstream.aiter_raw()
+        return self._checked(self._mask, self._decoder)
 
-    def _checked_tail(self) -> bytes:
-        tail = self._decoder.flush() if self._decoder is not None else b""
-        assert self._mask is not None
-        return self._mask.feed(tail) + self._mask.flush()
+    async def _checked(self, mask: StreamMask, decoder: Any) -> AsyncIterator[bytes]:
+        async for chunk in self.upstream.aiter_raw():
+            checked = mask.feed(decoder.decompress(chunk) if decoder is not None else chunk)
+            if checked:
+                yield checked
+        tail = mask.feed(decoder.flush() if decoder is not None else b"") + mask.flush()
+        if tail:
+            yield tail
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        result = RelayOutcome("complete", 0)
-        watch = self.watch
-        checking = self._mask is not None
-        try:
-            with watch:
-                start = {"type": "http.response.start", "status": self.status_code, "headers": self.headers}
-                await watch.send(send, start)
-                try:
-                    async for chunk in self.upstream.aiter_raw():
-                        if checking:
-                            chunk = self._checked(chunk)
-                            if not chunk:
-                                continue
-                        if len(result.head) < self.keep_head:
-                            result.head += chunk[: self.keep_head - len(result.head)]
-                        await watch.send(send, {"type": "http.response.body", "body": chunk, "more_body": True})
-                        result.bytes_sent += len(chunk)
-                    if checking:
-                        tail = self._checked_tail()
-                        if tail:
-                            await watch.send(send, {"type": "http.response.body", "body": tail, "more_body": True})
-                            result.bytes_sent += len(tail)
-                except (http1.HTTPError, zlib.error) as exc:
-                    # Headers are gone already: the only honest signal left is an unfinished body,
-                    # so the connection is dropped rather than ended cleanly.
-                    result.outcome, result.error = "upstream_error", type(exc).__name__
-                    return
-                await watch.send(send, {"type": "http.response.body", "body": b"", "more_body": False})
-        except ClientGone as exc:
-            result.outcome = exc.reason
-        except OSError as exc:  # the client's socket failed under us
-            result.outcome, result.error = DISCONNECTED, type(exc).__name__
-        finally:
-            # No shield needed: closing never suspends, so no cancellation can cut it short.
-            self.upstream.close()
-            if self.on_done is not None:
-                self.on_done(result)
+    def broken(self, error: Exception) -> UpstreamBroke | None:
+        if isinstance(error, (http1.HTTPError, zlib.error)):
+            return UpstreamBroke(type(error).__name__)
+        return None
+
+    async def aclose(self) -> None:
+        # Never suspends, so no cancellation can cut it short: no shield needed.
+        self.upstream.close()
