@@ -55,7 +55,7 @@ class ClientWatch:
         self._sending_since: float | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
-        self._watcher = self._loop.create_task(self._watch(receive))
+        self._watcher: asyncio.Task[None] | None = self._loop.create_task(self._watch(receive))
 
     async def _watch(self, receive: Receive) -> None:
         while True:
@@ -116,7 +116,12 @@ class ClientWatch:
 
     def close(self) -> None:
         self._closed = True
-        self._watcher.cancel()
+        # Dropped, not only cancelled: the cancelled task keeps its CancelledError, whose traceback
+        # holds this watch; kept here too, every request's objects would form a cycle that only
+        # the garbage collector frees (a third more CPU per request, measured).
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
