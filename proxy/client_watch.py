@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable
 from types import TracebackType
 
-from starlette.types import Message, Receive, Send
+from starlette.types import Message, Receive
 
 DISCONNECTED = "client_disconnected"
 STALLED = "client_stalled"
@@ -52,7 +52,7 @@ class ClientWatch:
         self._abort = abort
         self._guarded: asyncio.Task[object] | None = None
         self._cancelling = False
-        self._sending_since: float | None = None
+        self.sending_since: float | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
         self._watcher: asyncio.Task[None] | None = self._loop.create_task(self._watch(receive))
@@ -92,21 +92,19 @@ class ClientWatch:
         if task.uncancel() == 0 and (exc_type is None or issubclass(exc_type, (Exception, asyncio.CancelledError))):
             raise ClientGone(self.gone or DISCONNECTED) from None
 
-    async def send(self, send: Send, message: Message) -> None:
-        """``send(message)``, timed: a send that waits on the client past ``send_timeout`` ends the exchange."""
-        if self._send_timeout is not None and self._timer is None and not self._closed:
+    def sending(self) -> None:
+        """Called as a send to the client starts (``sending_since`` goes back to None once it is
+        done): a send still waiting on the client after ``send_timeout`` ends the exchange. An
+        attribute, not a wrapping coroutine: this runs for every chunk of every answer."""
+        if self._timer is None and self._send_timeout is not None and not self._closed:
             self._timer = self._loop.call_later(self._send_timeout / 4, self._check_send)
-        self._sending_since = self._loop.time()
-        try:
-            await send(message)
-        finally:
-            self._sending_since = None
+        self.sending_since = self._loop.time()
 
     def _check_send(self) -> None:
         self._timer = None
         if self._closed or self.gone is not None or self._send_timeout is None:
             return
-        since = self._sending_since
+        since = self.sending_since
         if since is not None and self._loop.time() - since >= self._send_timeout:
             self._leave(STALLED)
             if self._abort is not None:

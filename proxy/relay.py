@@ -73,8 +73,9 @@ class StreamedAnswer:
         watch = self.watch
         try:
             with watch:
-                start = {"type": "http.response.start", "status": self.status_code, "headers": self.headers}
-                await watch.send(send, start)
+                watch.sending()
+                await send({"type": "http.response.start", "status": self.status_code, "headers": self.headers})
+                watch.sending_since = None
                 chunks = self.chunks()
                 while True:
                     # Only the upstream's errors are the upstream's: a failed send is the client's.
@@ -90,13 +91,19 @@ class StreamedAnswer:
                         if broke.last is None:
                             return
                         result.error_event = True
-                        await watch.send(send, {"type": "http.response.body", "body": broke.last, "more_body": True})
+                        watch.sending()
+                        await send({"type": "http.response.body", "body": broke.last, "more_body": True})
+                        watch.sending_since = None
                         break
                     if len(result.head) < self.keep_head:
                         result.head += chunk[: self.keep_head - len(result.head)]
-                    await watch.send(send, {"type": "http.response.body", "body": chunk, "more_body": True})
+                    watch.sending()
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    watch.sending_since = None
                     result.bytes_sent += len(chunk)
-                await watch.send(send, {"type": "http.response.body", "body": b"", "more_body": False})
+                watch.sending()
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                watch.sending_since = None
         except ClientGone as exc:
             result.outcome = exc.reason
         except OSError as exc:  # the client's socket failed under us

@@ -29,26 +29,27 @@ class _HeadTooLarge(Exception):
 class SutureHttpProtocol(HttpToolsProtocol):
     """``uvicorn.Config(http=SutureHttpProtocol)``: what ``suture serve`` runs.
 
-    Two counts: the bytes of a head still incomplete after a read (one header line sent without
-    end never reaches a callback), and the parsed request line and headers (a read may hold a
-    whole head and the start of a large body: only the head's bytes count).
+    Two checks, neither run per header: the bytes of a head still incomplete after a read (so
+    header lines sent without end, however many, stop at the bound), and, once a head is
+    complete, its fields and their size (a read may hold a whole head beyond the bound, or a
+    head and the start of a large body, of which only the head counts).
     """
 
     _head_open = True
     _arrived = 0
-    _parsed = 0
-    _header_count = 0
+    _too_many = ""
 
     def data_received(self, data: bytes) -> None:
         if self._head_open:
             self._arrived += len(data)
-        # A callback's _HeadTooLarge reaches uvicorn as a parser error: it calls send_400_response.
+        # on_headers_complete's refusal reaches uvicorn as a parser error: it calls send_400_response.
         super().data_received(data)
         if self._head_open and self._arrived > MAX_HEAD_BYTES:
+            self._too_many = f"a request line and headers over {MAX_HEAD_BYTES} bytes"
             self._refuse()
 
     def send_400_response(self, msg: str) -> None:
-        if self._head_open and (self._parsed > MAX_HEAD_BYTES or self._header_count > MAX_HEADERS):
+        if self._too_many:
             self._refuse()
         else:
             super().send_400_response(msg)
@@ -56,25 +57,18 @@ class SutureHttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._head_open = True
-        self._parsed = self._header_count = 0
         self.scope[ABORT_SCOPE_KEY] = self.transport.abort  # type: ignore[literal-required]
-
-    def on_url(self, url: bytes) -> None:
-        self._parsed += len(url)
-        if self._parsed > MAX_HEAD_BYTES:
-            raise _HeadTooLarge
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._header_count += 1
-        self._parsed += len(name) + len(value) + 4
-        if self._header_count > MAX_HEADERS or self._parsed > MAX_HEAD_BYTES:
-            raise _HeadTooLarge
-        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         self._head_open = False
         self._arrived = 0
+        headers = self.headers
+        if len(headers) > MAX_HEADERS:
+            self._too_many = f"more than {MAX_HEADERS} header fields"
+        elif len(self.url) + sum(len(name) + len(value) for name, value in headers) > MAX_HEAD_BYTES:
+            self._too_many = f"a request line and headers over {MAX_HEAD_BYTES} bytes"
+        if self._too_many:
+            raise _HeadTooLarge
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:
@@ -85,9 +79,7 @@ class SutureHttpProtocol(HttpToolsProtocol):
     def _refuse(self) -> None:
         if self.transport.is_closing():
             return
-        what = f"more than {MAX_HEADERS} header fields" if self._header_count > MAX_HEADERS else (
-            f"a request line and headers over {MAX_HEAD_BYTES} bytes"
-        )
+        what = self._too_many
         message = f"Suture refused the request: {what}"
         body = orjson.dumps({"error": {"message": message, "type": "request_header_fields_too_large"}})
         self.transport.write(
