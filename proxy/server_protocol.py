@@ -61,11 +61,15 @@ class SutureHttpProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._head_open = False
-        self._arrived = 0
         headers = self.headers
+        arrived, self._arrived = self._arrived, 0
         if len(headers) > MAX_HEADERS:
             self._too_many = f"more than {MAX_HEADERS} header fields"
-        elif len(self.url) + sum(len(name) + len(value) for name, value in headers) > MAX_HEAD_BYTES:
+        elif (arrived == 0 or arrived > MAX_HEAD_BYTES) and (
+            len(self.url) + sum(len(name) + len(value) for name, value in headers) > MAX_HEAD_BYTES
+        ):
+            # Counted only when what arrived does not bound it already: a read that held a body
+            # too, or a request pipelined in the read that ended the one before (not counted).
             self._too_many = f"a request line and headers over {MAX_HEAD_BYTES} bytes"
         if self._too_many:
             raise _HeadTooLarge
