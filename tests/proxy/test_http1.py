@@ -1,4 +1,4 @@
-"""Unit tests of ``proxy/http1.py``'s ConnectionPool against real loopback sockets.
+"""Unit tests of ``proxy/http1``'s ConnectionPool against real loopback sockets.
 
 Each upstream is a raw ``asyncio.start_server`` in the test's own event loop, writing exact bytes,
 so framing, keep-alive, stale connections and back-pressure are seen as the pool sees them. Every

@@ -1,4 +1,4 @@
-"""Differential fuzzing of ``proxy/http1.py``'s answer parsing against h11, the reference sans-I/O
+"""Differential fuzzing of ``proxy/http1``'s answer parsing against h11, the reference sans-I/O
 HTTP/1.1 implementation.
 
 Hypothesis builds answers byte by byte: odd statuses, interim answers, Content-Length variants
