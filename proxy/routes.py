@@ -65,8 +65,9 @@ async def gemini_models(request: Request) -> ASGIApp:
         return error_response(
             "gemini", 404, "Suture serves models/{model}:generateContent and :streamGenerateContent only"
         )
-    # The path as the client sent it (Gemini's own paths), after the upstream's bare host.
-    return await proxy_transcript(request, "gemini", raw_path(request))
+    # The path as the client sent it (Gemini's own paths), after the upstream's bare host. The
+    # model is named here, not in the body; some repairs depend on it (Gemini 3's thought signatures).
+    return await proxy_transcript(request, "gemini", raw_path(request), model=model)
 
 
 async def bedrock_converse(request: Request) -> ASGIApp:

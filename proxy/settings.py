@@ -54,7 +54,7 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# What the upstream client (proxy/http1.py) can use, checked here so that a URL it would refuse
+# What the upstream client (proxy/http1/) can use, checked here so that a URL it would refuse
 # fails at start-up, not as a traceback in the lifespan or a 502 on every request: a host it can
 # encode for DNS, TLS and the Host header (IDNA, then letters, digits, `-`, `_` and dots), a port
 # it can connect to, and a path it sends as it stands (visible ASCII).
@@ -244,6 +244,22 @@ class PolicySettings(_Section):
     )
     trailing_tool_call: Literal["pair", "leave"] | None = Field(
         default=None, description="pair: unanswered calls in the last message too; leave: forward them as they are."
+    )
+    orphan_tool_result: Literal["fold", "drop"] | None = Field(
+        default=None,
+        description="A tool result whose call is nowhere in the transcript. fold: keep what the tool returned "
+        "as user text labelled with the tool and call id; drop: remove it (its content stays in the repair record).",
+    )
+    trailing_assistant: Literal["keep", "drop", "auto"] | None = Field(
+        default=None,
+        description="A final assistant message (prefill). keep: forward it; drop: remove it; "
+        "auto: drop it for the models known to refuse prefill (Claude Opus 4.6-4.8, Sonnet 4.6, Sonnet 5, Fable 5); "
+        "for DeepSeek's reasoner and Mistral, which take it in prefix mode only, add a 'Continue.' user turn after it.",
+    )
+    missing_thought_signature: Literal["dummy", "leave"] | None = Field(
+        default=None,
+        description="A replayed Gemini 3 function call without its thought signature. dummy: give it Google's "
+        "documented stand-in (skip_thought_signature_validator); leave: forward it as it is.",
     )
     synthetic_result_text: str | None = Field(
         default=None, description="The synthetic result's text; {name} and {id} stand for the tool and the call id."

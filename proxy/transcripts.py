@@ -40,9 +40,17 @@ _T = TypeVar("_T")
 
 
 async def proxy_transcript(
-    request: Request, route: RouteName, upstream_path: str, *, api: str = "", routed: bool = False
+    request: Request,
+    route: RouteName,
+    upstream_path: str,
+    *,
+    api: str = "",
+    routed: bool = False,
+    model: str | None = None,
 ) -> ASGIApp:
-    """The request path of every transcript endpoint, from the client's bytes to the upstream's answer."""
+    """The request path of every transcript endpoint, from the client's bytes to the upstream's answer.
+
+    ``model`` is the model the path names (Gemini's native API), which the body does not."""
     state, ctx = state_of(request), context_of(request)
     denied = check_client_key(request, route)
     if denied is not None:
@@ -63,13 +71,13 @@ async def proxy_transcript(
     # From here on, a client that leaves cancels whatever its request is waiting on.
     watch_client(request)
     try:
-        return await _repair_and_send(request, route, upstream_path, api, routed, raw)
+        return await _repair_and_send(request, route, upstream_path, api, routed, raw, model)
     except ClientGone as exc:
         return Exchange.of(request, route, "", None).client_gone(exc.reason)
 
 
 async def _repair_and_send(
-    request: Request, route: RouteName, upstream_path: str, api: str, routed: bool, raw: bytes
+    request: Request, route: RouteName, upstream_path: str, api: str, routed: bool, raw: bytes, model: str | None
 ) -> ASGIApp:
     state, ctx = state_of(request), context_of(request)
     large = len(raw) > OFF_LOOP_BYTES
@@ -101,7 +109,7 @@ async def _repair_and_send(
         target = None
     provider = target.repair_provider(api) if target is not None else None
     try:
-        result = await run(_sanitize, body, api, state.policy, provider)
+        result = await run(_sanitize, body, api, state.policy, provider, model)
     except SanitizeError as exc:
         return error_response(route, 400, str(exc))
     except ClientGone:
@@ -124,7 +132,7 @@ async def _repair_and_send(
             # As `suture check` resolves it: a Chat body bound for Anthropic through litellm is
             # judged by Anthropic's OpenAI-compatible rules, not OpenAI's.
             checked = validator_provider(api, provider)
-            problems += [f"{v.rule}: {v.message}" for v in await run(_validate, body, api, checked)]
+            problems += [f"{v.rule}: {v.message}" for v in await run(_validate, body, api, checked, model)]
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
@@ -162,12 +170,12 @@ async def _repair_and_send(
     return await forward(request, route, upstream_path, content=content, capture=capture, target=target)
 
 
-def _sanitize(body: Any, api: str, policy: Any, provider: str | None) -> SanitizeResult:
-    return sanitize(body, api=api, policy=policy, provider=provider)
+def _sanitize(body: Any, api: str, policy: Any, provider: str | None, model: str | None) -> SanitizeResult:
+    return sanitize(body, api=api, policy=policy, provider=provider, model=model)
 
 
-def _validate(body: Any, api: str, provider: str | None) -> list[Any]:
-    return validate(body, api=api, provider=provider)
+def _validate(body: Any, api: str, provider: str | None, model: str | None) -> list[Any]:
+    return validate(body, api=api, provider=provider, model=model)
 
 
 def _capture_draft(

@@ -172,7 +172,7 @@ _TARGET = re.compile(rb"[!-~]+")
 
 
 class Upstream:
-    """One provider's base URL and its pooled, cookie-less HTTP/1.1 client (``proxy/http1.py``).
+    """One provider's base URL and its pooled, cookie-less HTTP/1.1 client (``proxy/http1/``).
 
     Requests go as the caller built them: the path as encoded (a signed Bedrock path stays
     byte-identical), the headers in order with duplicates, plus Host and Content-Length only.

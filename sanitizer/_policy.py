@@ -10,6 +10,9 @@ from ._errors import PolicyError
 
 OrphanToolCall = Literal["pair", "drop"]
 TrailingToolCall = Literal["pair", "leave"]
+OrphanToolResult = Literal["fold", "drop"]
+MissingThoughtSignature = Literal["dummy", "leave"]
+TrailingAssistant = Literal["keep", "drop", "auto"]
 
 DEFAULT_SYNTHETIC_RESULT = (
     "Tool call `{name}` was interrupted before a result came back. "
@@ -34,6 +37,10 @@ class Policy:
     trailing_tool_call: what to do with unanswered calls in the last message of the
         transcript. ``pair`` (default) treats them like any orphan; ``leave`` forwards them
         as they are, for clients that will send the results themselves.
+    orphan_tool_result: what to do with a tool result whose call is nowhere in the transcript
+        (history truncation or compaction cut the call away). ``fold`` (default) keeps what the
+        tool returned as plain text in the user turn, labelled with the tool's name and the call
+        id; ``drop`` removes the result (its content is kept in the repair record only).
     synthetic_result_text: the text of a synthetic result. ``{name}`` and ``{id}`` are
         replaced with the tool's name and the call id. Keep it free of timestamps so provider
         prompt caches stay valid.
@@ -42,13 +49,34 @@ class Policy:
     bridge_text: the text of the short assistant message placed between a turn of tool results
         and the user's next text, for providers that take neither in one turn nor two user
         turns in a row (Bedrock Converse).
+    missing_thought_signature: what to do with a replayed Gemini function call that lacks the
+        thought signature Gemini 3 models require (history written by another model, compacted,
+        or converted by a gateway). ``dummy`` (default) gives the first call of each model turn
+        Google's documented stand-in signature, ``skip_thought_signature_validator``; ``leave``
+        forwards the calls as they are. Only for models that require signatures (Gemini 3 and
+        later), known from a Chat body's ``model`` or, for a native Gemini body, from the model
+        its URL names; a real signature is never touched.
+    trailing_assistant: what to do with an assistant message that ends the transcript (a
+        prefill, or an interrupted answer stored as the last turn). ``keep`` forwards it;
+        ``drop`` removes it (its text is kept in the repair record); ``auto`` (default) drops it
+        only for the models known to refuse prefill (Claude Opus 4.6 to 4.8, Sonnet 4.6,
+        Sonnet 5, Fable 5: the table in rule AN009), named by the body's ``model`` or by the
+        caller. A final message that holds thinking blocks, or that is the whole conversation,
+        is never dropped: a short user message is added after it instead. DeepSeek's reasoner
+        and Mistral take a final assistant message in prefix mode only: there ``auto`` adds the
+        user message "Continue." after it rather than dropping what may be a prompt its author
+        wrote, and ``drop`` removes it (not when it holds reasoning_content or system messages
+        follow it, which refer to it: "Continue." is added then too).
     """
 
     orphan_tool_call: OrphanToolCall = "pair"
     trailing_tool_call: TrailingToolCall = "pair"
+    orphan_tool_result: OrphanToolResult = "fold"
     synthetic_result_text: str = DEFAULT_SYNTHETIC_RESULT
     stub_tool_description: str = DEFAULT_STUB_TOOL_DESCRIPTION
     bridge_text: str = DEFAULT_BRIDGE_TEXT
+    missing_thought_signature: MissingThoughtSignature = "dummy"
+    trailing_assistant: TrailingAssistant = "auto"
 
     def __post_init__(self) -> None:
         if self.orphan_tool_call not in ("pair", "drop"):
@@ -58,6 +86,18 @@ class Policy:
         if self.trailing_tool_call not in ("pair", "leave"):
             raise PolicyError(
                 f"trailing_tool_call must be 'pair' or 'leave', not {self.trailing_tool_call!r}"
+            )
+        if self.orphan_tool_result not in ("fold", "drop"):
+            raise PolicyError(
+                f"orphan_tool_result must be 'fold' or 'drop', not {self.orphan_tool_result!r}"
+            )
+        if self.missing_thought_signature not in ("dummy", "leave"):
+            raise PolicyError(
+                f"missing_thought_signature must be 'dummy' or 'leave', not {self.missing_thought_signature!r}"
+            )
+        if self.trailing_assistant not in ("keep", "drop", "auto"):
+            raise PolicyError(
+                f"trailing_assistant must be 'keep', 'drop' or 'auto', not {self.trailing_assistant!r}"
             )
         for name in ("synthetic_result_text", "stub_tool_description", "bridge_text"):
             value = getattr(self, name)

@@ -9,8 +9,12 @@ from ._model import SanitizeResult
 from ._policy import Policy
 from .dialects import DIALECTS
 from .dialects._shape import type_name
+from .dialects.gemini import unsigned_calls
 from .rules import RULES, Context
+from .rules.an009_unsupported_prefill import refuses_prefill
 from .validation import PROVIDERS
+from .validation._gemini import signature_required
+from .validation._openai_chat import openrouter_upstream
 
 APIS = tuple(DIALECTS)
 
@@ -36,14 +40,22 @@ _RULES = {
 }
 
 
-def sanitize(body: Any, *, api: str, policy: Policy | None = None, provider: str | None = None) -> SanitizeResult:
+def sanitize(
+    body: Any, *, api: str, policy: Policy | None = None, provider: str | None = None, model: str | None = None
+) -> SanitizeResult:
     """Repair ``body`` so the provider accepts its transcript.
 
     Returns the repaired body and one :class:`Repair` per change. When nothing needs repair,
     ``result.body`` is ``body`` itself (so callers can forward the original bytes). The input
     is never mutated. A body of the wrong shape raises :class:`SanitizeError` naming the field.
     ``provider`` names where the body is bound when that is not the format's own provider
-    (``mistral`` for an OpenAI Chat body, say): that provider's rules apply too.
+    (``mistral`` for an OpenAI Chat body, say): that provider's rules apply too; for ``openrouter``,
+    those of the upstream the model's prefix names (``anthropic/``, ``mistralai/``, ``deepseek/``,
+    ``moonshotai/``; OpenAI's for any other). ``model`` names
+    the model where the body does not (a native Gemini body: the URL names it); otherwise the
+    body's own ``model`` is used. Some repairs are for some models only (Gemini 3's thought
+    signatures; the final assistant message a model without prefill refuses, which Bedrock and
+    Vertex also name in the URL).
     """
     dialect = DIALECTS.get(api)
     if dialect is None:
@@ -53,11 +65,22 @@ def sanitize(body: Any, *, api: str, policy: Policy | None = None, provider: str
         raise UnknownProviderError(f"unknown provider {provider!r} for api {api!r}; known: {known}")
     if not isinstance(body, dict):
         raise SanitizeError("", f"the request body must be a JSON object, not {type_name(body)}")
+    if provider == "openrouter" and api == "openai-chat":
+        # OpenRouter hands the body to the upstream its model's prefix names, whose rules then apply.
+        provider = openrouter_upstream(body.get("model")) or provider
     rules = _RULES[(api, provider)]
-    if len(rules) == len(_RULES[(api, None)]) and dialect.looks_clean(body):
+    policy = policy or _DEFAULT_POLICY
+    if model is None and isinstance(body.get("model"), str):
+        model = body["model"]
+    if (
+        len(rules) == len(_RULES[(api, None)])
+        and dialect.looks_clean(body)
+        and not _wants_signatures(api, body, policy, model)
+        and not _refused_prefill(api, body, policy, model)
+    ):
         return SanitizeResult(body)
     transcript = dialect.parse(body)
-    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider)
+    ctx = Context(api, dialect, policy, provider, model)
     for rule in rules:
         rule.apply(transcript, ctx)
     if not ctx.repairs:
@@ -65,6 +88,30 @@ def sanitize(body: Any, *, api: str, policy: Policy | None = None, provider: str
     sent = {p.call_id for _, p in transcript.parts()}
     restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
     return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
+
+
+def _wants_signatures(api: str, body: dict[str, Any], policy: Policy, model: str | None) -> bool:
+    # A Gemini 3 transcript without thought signatures is a valid Gemini 2 one: only the model,
+    # which a native body does not name, tells them apart, so looks_clean cannot. Looked for
+    # apart, and only for those models, so every other clean body keeps its single cheap pass.
+    return (
+        api == "gemini"
+        and policy.missing_thought_signature == "dummy"
+        and signature_required(model)
+        and unsigned_calls(body)
+    )
+
+
+def _refused_prefill(api: str, body: dict[str, Any], policy: Policy, model: str | None) -> bool:
+    # A valid prefill on one model is a 400 on another, and the policy decides whether it goes:
+    # neither is the body's to say, so looks_clean cannot. One look at the last message.
+    if api != "anthropic-messages" or policy.trailing_assistant == "keep":
+        return False
+    messages = body.get("messages")
+    last = messages[-1] if type(messages) is list and messages else None
+    if type(last) is not dict or last.get("role") != "assistant":
+        return False
+    return policy.trailing_assistant == "drop" or refuses_prefill(model)
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,11 @@ def add_input_options(parser: argparse.ArgumentParser, *, provider: bool = True)
             + "; ".join(f"{api}: {', '.join(names)}" for api, names in PROVIDERS.items())
             + ")",
         )
+    parser.add_argument(
+        "--model",
+        help="the model the request is for, where the body does not name it: a native Gemini body's is in "
+        "its URL (default: the one a capture's or HTTP dump's request path names)",
+    )
 
 
 def load(path: str, api: str | None) -> Payload:
@@ -118,11 +124,16 @@ class Findings:
         return self.shape_error is None and not self.violations
 
 
-def examine(payload: Payload, provider: str, policy: Policy | None = None) -> Findings:
-    """Validate ``payload`` for ``provider``, repair it when Suture can, and validate the repair."""
+def examine(payload: Payload, provider: str, policy: Policy | None = None, model: str | None = None) -> Findings:
+    """Validate ``payload`` for ``provider``, repair it when Suture can, and validate the repair.
+
+    ``model`` where the body does not name it, else the one in the payload's request path."""
     checked_as = validator_provider(payload.api, provider)
+    if model is None and payload.path is not None:
+        named = _PATH_MODEL.search(payload.path)
+        model = named.group(1) if named else None
     try:
-        violations = validate(payload.body, api=payload.api, provider=checked_as)
+        violations = validate(payload.body, api=payload.api, provider=checked_as, model=model)
     except SanitizeError as exc:
         return Findings(payload, provider, [], [], None, [], shape_error=str(exc))
     except (UnknownAPIError, UnknownProviderError) as exc:
@@ -131,11 +142,18 @@ def examine(payload: Payload, provider: str, policy: Policy | None = None) -> Fi
         return Findings(payload, provider, violations, [], None, violations)
     try:
         bound_for = provider if provider in SANITIZE_PROVIDERS[payload.api] else None
-        result = sanitize(payload.body, api=payload.api, policy=policy, provider=bound_for)
+        result = sanitize(payload.body, api=payload.api, policy=policy, provider=bound_for, model=model)
     except SanitizeError as exc:
         return Findings(payload, provider, violations, [], None, violations, shape_error=str(exc))
-    remaining = validate(result.body, api=payload.api, provider=checked_as) if result.repairs else violations
+    remaining = (
+        validate(result.body, api=payload.api, provider=checked_as, model=model) if result.repairs else violations
+    )
     return Findings(payload, provider, violations, result.repairs, result.body, remaining)
+
+
+# Gemini names the model in the path (/v1beta/models/{model}:generateContent, Vertex's
+# .../publishers/google/models/{model}:...), not in the body.
+_PATH_MODEL = re.compile(r"/models/([^/:?]+):")
 
 
 def where(message_index: int | None, tool_call_id: str | None = None) -> str:

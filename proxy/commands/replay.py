@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_policy(args.policy)
         payload = load(args.file, args.api)
         repairable(payload)
-        findings = examine(payload, provider_of(payload.api, args.provider), policy)
+        findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model)
         if findings.repaired is None:
             raise CommandError(f"{payload.source}: not a valid {payload.api} body: {findings.shape_error}")
         url = target_url(args.to, payload.api, payload.path)

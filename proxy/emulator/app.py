@@ -8,6 +8,7 @@ and a log of exactly what arrived.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import time
@@ -22,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from sanitizer import SanitizeError, error_envelope, validate
+from sanitizer import PROVIDERS, SanitizeError, error_envelope, validate
 
 from . import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
 from .dialect import Dialect, Turn
@@ -55,7 +56,19 @@ DIALECTS: dict[str, Dialect] = {
     "/v1/chat/completions": openai_chat.DIALECT,
     "/v1/responses": openai_responses.DIALECT,
     "/v1/messages": anthropic_messages.DIALECT,
+    # Gemini's OpenAI-compatible endpoint: OpenAI's format and key, Gemini's rules and error body.
+    "/v1beta/openai/chat/completions": dataclasses.replace(openai_chat.DIALECT, checks="gemini-openai-compat"),
 }
+# The OpenAI-compatible providers, each under its own name (``/deepseek/v1/chat/completions``):
+# OpenAI's format and key, that provider's rules and error body, so a client (or a Suture
+# upstream) pointed at ``<emulator>/deepseek/v1`` meets what DeepSeek would answer.
+DIALECTS.update(
+    {
+        f"/{provider}/v1/chat/completions": dataclasses.replace(openai_chat.DIALECT, checks=provider)
+        for provider in PROVIDERS["openai-chat"]
+        if provider != "openai" and not provider.endswith("-openai-compat")
+    }
+)
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 _MODELS = {
@@ -85,7 +98,11 @@ class EmulatorConfig:
 
 def build_emulator_app(config: EmulatorConfig) -> Starlette:
     """A Starlette app serving ``/v1/chat/completions``, ``/v1/responses``, ``/v1/messages``,
-    Gemini's ``/v1[beta]/models/{model}:generateContent`` and ``:streamGenerateContent``,
+    Gemini's ``/v1[beta]/models/{model}:generateContent`` and ``:streamGenerateContent`` (also
+    as Vertex AI serves them, ``/v1[beta1]/[projects/{p}/locations/{l}/]publishers/google/models/...``,
+    with Vertex's texts), Gemini's OpenAI-compatible ``/v1beta/openai/chat/completions``, the other
+    OpenAI-compatible providers' ``/{provider}/v1/chat/completions`` (``azure``, ``mistral``,
+    ``deepseek``, ``groq``, ``moonshot``, ``minimax``, ``openrouter``, ``vllm``: their rules and texts),
     Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
     ``GET /healthz``.
 
@@ -102,6 +119,14 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
         # google-genai calls /v1 by default, /v1beta when asked (and the REST docs use v1beta).
         Route("/v1/models/{rest:path}", emulator.recorded(emulator.gemini), methods=["POST"]),
         Route("/v1beta/models/{rest:path}", emulator.recorded(emulator.gemini), methods=["POST"]),
+        Route(
+            "/{version:str}/publishers/google/models/{rest:path}", emulator.recorded(emulator.vertex), methods=["POST"]
+        ),
+        Route(
+            "/{version:str}/projects/{project:str}/locations/{location:str}/publishers/google/models/{rest:path}",
+            emulator.recorded(emulator.vertex),
+            methods=["POST"],
+        ),
         Route("/model/{model_id:path}/converse", emulator.recorded(emulator.converse), methods=["POST"]),
         Route("/model/{model_id:path}/converse-stream", emulator.recorded(emulator.converse), methods=["POST"]),
         Route("/v1/models", emulator.recorded(emulator.models), methods=["GET"]),
@@ -194,12 +219,12 @@ class _Emulator:
             return self._stream(dialect, turn, request, index, headers)
         return _json(200, dialect.render(turn), headers)
 
-    def gemini(self, request: Request, raw: bytes, index: int) -> Response:
+    def gemini(self, request: Request, raw: bytes, index: int, *, dialect: Dialect = gemini.DIALECT) -> Response:
         headers = _request_id("gemini")
         model, _, method = request.path_params["rest"].rpartition(":")
         if not model or method not in ("generateContent", "streamGenerateContent"):
             return self._error("gemini", f"Method not found: {method or request.url.path}.", headers, status=404)
-        turn = self._turn(gemini.DIALECT, request, raw, headers, model=model)
+        turn = self._turn(dialect, request, raw, headers, model=model)
         if isinstance(turn, Response):
             return turn
         if method == "generateContent":
@@ -207,6 +232,12 @@ class _Emulator:
         if request.query_params.get("alt") == "sse":
             return self._stream(gemini.DIALECT, turn, request, index, headers)
         return _json(200, gemini.stream_chunks(turn), headers)
+
+    def vertex(self, request: Request, raw: bytes, index: int) -> Response:
+        # Vertex AI serves the same generateContent body, checked with Vertex's texts.
+        if request.path_params["version"] not in ("v1", "v1beta1"):
+            return self.unknown(request, raw, index)
+        return self.gemini(request, raw, index, dialect=gemini.VERTEX)
 
     def converse(self, request: Request, raw: bytes, index: int) -> Response:
         headers = _request_id("bedrock")
@@ -238,7 +269,8 @@ class _Emulator:
         if (missing := dialect.missing_field(body)) is not None:
             return self._error(dialect.api, missing, headers)
         try:
-            violations = validate(body, api=dialect.api, provider=None)
+            # The model matters to some rules (Gemini 3's thought signatures); a path names it for Gemini.
+            violations = validate(body, api=dialect.api, provider=dialect.checks, model=model)
         except SanitizeError as exc:
             return self._error(dialect.api, str(exc), headers)
         if violations:
@@ -285,6 +317,9 @@ class _Emulator:
             )
         if provider == "gemini" and not (request.headers.get("x-goog-api-key") or request.query_params.get("key")):
             return self._error("gemini", gemini.MISSING_KEY, headers, status=403, kind="permission_error")
+        # Vertex AI takes an express-mode API key or a Google OAuth token (not checked).
+        if provider == "vertex" and not (request.headers.get("x-goog-api-key") or has_bearer):
+            return self._error("gemini", gemini.MISSING_KEY, headers, status=403, kind="permission_error")
         # Bedrock takes SigV4 only here (the signature itself is not checked): a request that
         # reached the emulator through Suture proves Suture signed it.
         if provider == "bedrock" and not bearer.startswith("AWS4-HMAC-SHA256 "):
@@ -316,6 +351,7 @@ _BAD_JSON = {
     "openai": OPENAI_BAD_JSON,
     "anthropic": ANTHROPIC_BAD_JSON,
     "gemini": gemini.BAD_JSON,
+    "vertex": gemini.BAD_JSON,
     "bedrock": bedrock_converse.BAD_JSON,
 }
 

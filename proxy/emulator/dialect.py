@@ -36,3 +36,6 @@ class Dialect:
     """The non-streaming JSON reply."""
     stream: Callable[[Turn], list[bytes]]
     """The streaming reply as SSE frames."""
+    checks: str | None = None
+    """The provider whose rules ``validate`` applies (``None``: the API's own), for a route that
+    serves another provider's endpoint in this format (Gemini's OpenAI-compatible one)."""

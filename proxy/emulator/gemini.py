@@ -7,6 +7,7 @@ same chunks come back as one JSON array.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -100,3 +101,5 @@ DIALECT = Dialect(
     render=_render,
     stream=_stream,
 )
+# Vertex AI: the same body and answers, its own auth and some of its own 400 texts.
+VERTEX = dataclasses.replace(DIALECT, provider="vertex", checks="vertex")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sanitizer.dialects.openai_responses import reasoning_model
+
 from .dialect import Dialect, Turn
 from .script import chunks, new_id, text_of
 from .sse import frame
@@ -42,9 +44,25 @@ class _Output:
     response_id: str = field(default_factory=lambda: new_id("resp_", 32))
     call_id: str = field(default_factory=lambda: new_id("call_"))
     item_id: str = field(init=False)
+    reasoning_id: str | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.item_id = new_id("fc_" if self.turn.reply.tool_name else "msg_", 32)
+        # A reasoning model puts a reasoning item before what it produces, and OpenAI wants it
+        # replayed with the call's fc_ id: without it, the emulator's own output would come back
+        # as a broken transcript.
+        self.reasoning_id = new_id("rs_", 32) if reasoning_model(self.turn.model) else None
+
+    @property
+    def index(self) -> int:
+        """The output index of the message or call (after the reasoning item, if any)."""
+        return 0 if self.reasoning_id is None else 1
+
+    def reasoning(self) -> list[dict[str, Any]]:
+        return [] if self.reasoning_id is None else [{"id": self.reasoning_id, "type": "reasoning", "summary": []}]
+
+    def done_items(self) -> list[dict[str, Any]]:
+        return [*self.reasoning(), self.done_item()]
 
     def item(self, status: str, *, text: str = "", arguments: str = "") -> dict[str, Any]:
         reply = self.turn.reply
@@ -111,7 +129,7 @@ def _usage(turn: Turn) -> dict[str, Any]:
 
 def _render(turn: Turn) -> dict[str, Any]:
     out = _Output(turn)
-    return out.response("completed", [out.done_item()])
+    return out.response("completed", out.done_items())
 
 
 def _stream(turn: Turn) -> list[bytes]:
@@ -120,9 +138,14 @@ def _stream(turn: Turn) -> list[bytes]:
     events: list[dict[str, Any]] = [
         {"type": "response.created", "response": out.response("in_progress", [])},
         {"type": "response.in_progress", "response": out.response("in_progress", [])},
-        {"type": "response.output_item.added", "output_index": 0, "item": out.item("in_progress")},
     ]
-    where = {"item_id": out.item_id, "output_index": 0}
+    for reasoning in out.reasoning():
+        events += [
+            {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+            {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+        ]
+    events.append({"type": "response.output_item.added", "output_index": out.index, "item": out.item("in_progress")})
+    where = {"item_id": out.item_id, "output_index": out.index}
     if reply.tool_name:
         events += [
             {"type": "response.function_call_arguments.delta", **where, "delta": reply.arguments},
@@ -140,8 +163,8 @@ def _stream(turn: Turn) -> list[bytes]:
             {"type": "response.content_part.done", **part, "part": _text_part(reply.text)},
         ]
     events += [
-        {"type": "response.output_item.done", "output_index": 0, "item": out.done_item()},
-        {"type": "response.completed", "response": out.response("completed", [out.done_item()])},
+        {"type": "response.output_item.done", "output_index": out.index, "item": out.done_item()},
+        {"type": "response.completed", "response": out.response("completed", out.done_items())},
     ]
     return [frame({**event, "sequence_number": n}, event["type"]) for n, event in enumerate(events)]
 

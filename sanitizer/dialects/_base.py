@@ -59,6 +59,11 @@ class Dialect:
     def has_tool_definitions(self, body: dict[str, Any]) -> bool:
         return True
 
+    def history_elsewhere(self, body: dict[str, Any]) -> bool:
+        """Earlier turns live on the provider (a stored chain), so a result may answer a call the
+        body does not hold."""
+        return False
+
     def stub_tools(self, body: dict[str, Any], names: list[str], description: str) -> dict[str, Any]:
         """Top-level fields that declare ``names`` as tools the model cannot call."""
         raise NotImplementedError

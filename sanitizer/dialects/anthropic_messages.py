@@ -31,6 +31,13 @@ class AnthropicMessages(Dialect):
         pending: set[str] = set()
         calls_seen: set[str] = set()
         last = len(messages) - 1
+        if _trailing_whitespace(messages[last]):
+            return False
+        thinking = body.get("thinking")
+        # With thinking on, the API merges consecutive assistant messages into a turn that must
+        # start with thinking: such runs are left to the full pass.
+        if type(thinking) is dict and thinking.get("type") == "enabled" and _assistant_run(messages):
+            return False
         for index, message in enumerate(messages):
             if type(message) is not dict:
                 return False
@@ -59,18 +66,33 @@ class AnthropicMessages(Dialect):
                 if pending:
                     return False
                 server_calls: set[Any] = set()
+                # The calls come last, and thinking, if the message holds any, first.
+                called = False
                 for block in content:
                     kind = block.get("type") if type(block) is dict else None
                     if type(kind) is not str:
                         return False
                     if kind == "tool_use":
                         call_id = block.get("id")
-                        if type(call_id) is not str or call_id in calls_seen or not TOOL_ID.match(call_id):
+                        if (
+                            type(call_id) is not str
+                            or call_id in calls_seen
+                            or not TOOL_ID.match(call_id)
+                            or type(block.get("input")) is not dict
+                        ):
                             return False
+                        called = True
                         calls_seen.add(call_id)
                         pending.add(call_id)
-                    elif kind == "text":
+                        continue
+                    if called:
+                        return False
+                    if kind == "text":
                         if _blank(block):
+                            return False
+                    elif kind in _THINKING:
+                        # The first block was checked first: a dict whose type is a string.
+                        if content[0]["type"] not in _THINKING:
                             return False
                     elif kind in _SERVER_CALLS:
                         server_id = block.get("id")
@@ -137,6 +159,27 @@ class AnthropicMessages(Dialect):
 
 
 _PLAIN_USER_BLOCKS = frozenset(("text", "image", "document", "search_result", "container_upload"))
+
+
+def _assistant_run(messages: list[Any]) -> bool:
+    """Two assistant messages in a row, which the API merges into one turn."""
+    previous = None
+    for message in messages:
+        role = message.get("role") if type(message) is dict else None
+        if role == previous == "assistant":
+            return True
+        previous = role
+    return False
+
+
+def _trailing_whitespace(message: Any) -> bool:
+    """A final assistant message whose text ends in whitespace, which Anthropic rejects."""
+    if type(message) is not dict or message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    if type(content) is list and content and type(content[-1]) is dict and content[-1].get("type") == "text":
+        content = content[-1].get("text")
+    return type(content) is str and content[-1:].isspace()
 
 
 def _blank(block: dict[str, Any]) -> bool:

@@ -51,7 +51,8 @@ class Gemini(Dialect):
             elif answers:
                 return False
             if role == "model" and calls:
-                if previous_role == "model":
+                # A call turn comes right after a user or function-response turn, never first.
+                if previous_role not in ("user", "function"):
                     return False
                 if any(i is not None and (type(i) is not str or i in ids) for _, i in calls):
                     return False
@@ -164,6 +165,28 @@ class Gemini(Dialect):
     def text_entry(self, role: str, text: str) -> Entry:
         return Entry(role, [Part(TEXT, {"text": text})], {"role": "model" if role == "assistant" else role}, None,
                      dirty=True)
+
+
+def unsigned_calls(body: dict[str, Any]) -> bool:
+    """Whether a model turn's first ``functionCall`` part has no thought signature (Gemini 3 wants one).
+
+    For a body ``looks_clean`` passed: contents are objects holding lists of objects.
+    """
+    for content in body["contents"]:
+        if content.get("role") != "model":
+            continue
+        for part in content["parts"]:
+            if "functionCall" in part or "function_call" in part:
+                if not signed(part):
+                    return True
+                break
+    return False
+
+
+def signed(part: dict[str, Any]) -> bool:
+    """Whether a part carries a thought signature (proto JSON: either spelling of the field)."""
+    signature = part.get("thoughtSignature", part.get("thought_signature"))
+    return isinstance(signature, str) and signature != ""
 
 
 def _key(part: dict[str, Any], spellings: tuple[str, str]) -> str:

@@ -30,20 +30,26 @@ class OpenAIChat(Dialect):
             if role == "tool":
                 # Membership tests hash: an id or role that is not a string is for parse() to reject.
                 call_id = message.get("tool_call_id")
-                if type(call_id) is not str or call_id not in pending:
+                if type(call_id) is not str or call_id not in pending or message.get("content") is None:
                     return False
                 pending.discard(call_id)
                 continue
             if pending:
                 return False
             content = message.get("content")
-            if content is not None and type(content) is not str and (
+            if content is None:
+                # Only an assistant message that calls tools may leave its content null.
+                if role != "assistant":
+                    return False
+            elif type(content) is not str and (
                 type(content) is not list or any(type(item) is not dict for item in content)
             ):
                 return False
             if role == "assistant":
                 tool_calls = message.get("tool_calls")
                 if tool_calls is None:
+                    if content is None:
+                        return False
                     continue
                 if type(tool_calls) is not list or not tool_calls:
                     return False
@@ -66,7 +72,10 @@ class OpenAIChat(Dialect):
             if role not in ROLES:
                 raise SanitizeError(f"{path}.role", f"must be one of {', '.join(ROLES)}, not {role!r}")
             if role == "tool":
-                call_id = require_id(message.get("tool_call_id"), f"{path}.tool_call_id")
+                # A tool message without its id is a transcript fault the rules repair, not a shape error.
+                call_id = message.get("tool_call_id")
+                if call_id is not None:
+                    call_id = require_id(call_id, f"{path}.tool_call_id")
                 parts = [Part(RESULT, message, call_id)]
             else:
                 parts = _content_parts(message.get("content"), f"{path}.content")

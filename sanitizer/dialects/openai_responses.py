@@ -7,6 +7,7 @@ messages do in Chat. Rendering flattens the entries back into items.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._errors import SanitizeError
@@ -18,6 +19,64 @@ _CALLS = {"function_call": "function_call_output", "custom_tool_call": "custom_t
 _OUTPUTS = frozenset(_CALLS.values())
 _ROLES = ("user", "assistant", "system", "developer")
 _GROUPED = frozenset(("reasoning", *_CALLS))
+# The item ids OpenAI gives outputs: any other id (a call id copied there) makes the server ignore
+# the output.
+OUTPUT_ID_PREFIX = {"function_call_output": "fco_", "custom_tool_call_output": "ctco_"}
+# Items the model produces, which a reasoning item may precede.
+PRODUCED = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "computer_call",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "tool_search_call",
+    }
+)
+# OpenAI's reasoning models (o-series, gpt-5, codex), under any gateway prefix; gpt-5-chat is not
+# one. They produce a reasoning item before every call, and the server wants it replayed with the
+# call's ``fc_`` id.
+_REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o[1-9]|gpt-5|codex)(?!.*-chat)", re.IGNORECASE)
+
+
+def reasoning_model(model: object) -> bool:
+    return isinstance(model, str) and _REASONING_MODEL.match(model) is not None
+
+
+def stored_reasoning(item: dict[str, Any]) -> bool:
+    """A reasoning item the server must look up by its id: it carries no encrypted content."""
+    encrypted = item.get("encrypted_content")
+    return item.get("type") == "reasoning" and not (type(encrypted) is str and encrypted)
+
+
+def follows_reasoning(reasoning: dict[str, Any], item: Any) -> bool:
+    """Whether ``item`` can be what ``reasoning`` produced: an item of the model's (a call, an
+    assistant message), with its item id when the reasoning is a stored one, since the server
+    pairs the two by id; or a reference to a stored item."""
+    if type(item) is not dict:
+        return False
+    kind = item.get("type", "message")
+    if kind == "item_reference":
+        return True
+    if kind not in PRODUCED and not (kind == "message" and item.get("role") == "assistant"):
+        return False
+    ident = item.get("id")
+    return (type(ident) is str and bool(ident)) or not stored_reasoning(reasoning)
+
+
+def foreign_output_id(item: dict[str, Any]) -> bool:
+    """An output carrying an item ``id`` that is not an output item id."""
+    ident = item.get("id")
+    prefix = "ctco_" if item.get("type") == "custom_tool_call_output" else "fco_"
+    return type(ident) is str and bool(ident) and not ident.startswith(prefix)
 
 
 class OpenAIResponses(Dialect):
@@ -26,36 +85,62 @@ class OpenAIResponses(Dialect):
 
     def looks_clean(self, body: dict[str, Any]) -> bool:
         items = body.get("input")
-        if items is None or type(items) is str or body.get("previous_response_id") is not None:
+        if items is None or type(items) is str:
             return True
         if type(items) is not list:
             return False
+        chained = self.history_elsewhere(body)
         pending: set[Any] = set()
         seen: set[Any] = set()
+        # A clean body holds no reasoning item, so in a reasoning model's body an item id on a
+        # call may be an fc_ id replayed without its reasoning.
+        ids_need_reasoning = reasoning_model(body.get("model")) and not chained
+        unstored = body.get("store") is False
+        ids: set[str] = set()
+        add_id = ids.add
         previous = None
         for item in items:
             if type(item) is not dict:
                 return False
             kind = item.get("type", "message")
-            # Membership tests hash: a type or id that is not a string is for parse() to reject.
-            if type(kind) is not str:
+            ident = item.get("id")
+            if ident is not None:
+                # Membership tests hash: an id (or a type) that is not a string is for parse() to reject.
+                if type(ident) is not str or ident in ids:
+                    return False
+                add_id(ident)
+            # Messages first: most items are.
+            if kind == "message":
+                if pending or item.get("role") not in _ROLES:
+                    return False
+            elif type(kind) is not str:
                 return False
-            if kind in _CALLS:
+            elif kind in _CALLS:
                 call_id = item.get("call_id")
                 if previous in _OUTPUTS or type(call_id) is not str or not call_id or call_id in seen:
+                    return False
+                if ids_need_reasoning and ident is not None:
                     return False
                 seen.add(call_id)
                 pending.add(call_id)
             elif kind in _OUTPUTS:
                 answered = item.get("call_id")
-                if type(answered) is not str or answered not in pending:
+                if type(answered) is not str or (ident is not None and foreign_output_id(item)):
                     return False
-                pending.discard(answered)
-            elif pending or kind == "reasoning" or (kind == "message" and item.get("role") not in _ROLES):
+                if answered in pending:
+                    pending.discard(answered)
+                elif not chained:
+                    return False
+            elif pending or kind == "reasoning" or (unstored and kind == "item_reference"):
                 # Reasoning items and calls still waiting for outputs take the careful path.
                 return False
             previous = kind
         return not pending
+
+    def history_elsewhere(self, body: dict[str, Any]) -> bool:
+        """With ``previous_response_id`` or a ``conversation``, earlier items (calls an output
+        answers, reasoning a call was produced with) live on the server, not in ``input``."""
+        return body.get("previous_response_id") is not None or body.get("conversation") is not None
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         entries: list[Entry] = []
@@ -119,6 +204,10 @@ class OpenAIResponses(Dialect):
 
     def with_call_id(self, part: Part, call_id: str) -> Part:
         return Part(part.kind, {**part.raw, "call_id": call_id}, call_id, part.name)
+
+    def text_entry(self, role: str, text: str) -> Entry:
+        item = {"type": "message", "role": role, "content": text}
+        return Entry(role, [Part(TEXT, item)], item, None, dirty=True)
 
     def payload(self, part: Part) -> Any:
         if part.kind == CALL:

@@ -3,7 +3,24 @@
 Order matters (pydantic-ai's rationale, extended): first make ids unambiguous, then drop the
 results nothing can own, then move what exists to where it belongs, and only then synthesize
 what is still missing; cosmetic fixes for empty content come last, since earlier repairs can
-leave a message empty.
+leave a message empty. A last turn's orphan results are kept as text just before orphans are
+dropped; turns are added around call turns (and calls signed) only once same-role runs are merged.
+Once empty messages are gone, a final assistant message a model cannot take is dropped, which
+can make the turn before it the last tool round; then thinking is put first in every assistant
+turn (after all the moves that can split a turn from its thinking), and only then is the final
+assistant text trimmed. A conversation that all this left with no message gets its placeholder
+at the very end.
+
+Chat bodies get their null content and id-less tool messages settled first, so every later rule
+sees strings and ids (a tool message whose call cannot be known is then an orphan like any other).
+The OpenAI-compatible providers' own orders (DeepSeek's reasoner, vLLM's chat templates) are
+settled once the pairing rules have placed every result, reasoning_content is filled once those
+merges are done, and a final assistant message is answered last, when nothing can follow it.
+
+The RS rules are OpenAI Responses' own (item ids, reasoning items, the server's store). Items the
+store cannot resolve and repeated or foreign item ids go first, with the other id fixes; reasoning
+left without the item it produced, and call ids left without their reasoning, are settled once the
+pairing rules have dropped or answered what they will.
 """
 
 from ._base import DOC_HEADINGS, Context, Rule
@@ -13,13 +30,34 @@ from .an003_empty_message import EmptyMessage
 from .an004_invalid_tool_id import InvalidToolId
 from .an005_orphan_server_tool_use import OrphanServerToolUse
 from .an006_tools_not_defined import ToolsNotDefined
+from .an007_empty_transcript import EmptyTranscript
+from .an008_prefill_trailing_whitespace import PrefillTrailingWhitespace
+from .an009_unsupported_prefill import UnsupportedPrefill
+from .an010_tool_use_not_last import ToolUseNotLast
+from .an011_thinking_not_first import ThinkingNotFirst
+from .an012_tool_input_not_object import ToolInputNotObject
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .gm001_consecutive_model_turns import ConsecutiveModelTurns
+from .gm002_call_turn_without_user_turn import CallTurnWithoutUserTurn
+from .gm003_missing_thought_signature import MissingThoughtSignature
+from .gm004_trailing_orphan_response import TrailingOrphanResponse
 from .oa001_empty_tool_calls import EmptyToolCalls
+from .oa002_null_content import NullContent
+from .oa003_tool_result_without_id import ToolResultWithoutId
 from .pv001_provider_tool_id import ProviderToolId
 from .pv002_user_after_tool import UserAfterTool
 from .pv003_chat_role_runs import ChatRoleRuns
+from .pv004_reasoner_role_runs import ReasonerRoleRuns
+from .pv005_template_role_order import TemplateRoleOrder
+from .pv006_final_assistant_message import FinalAssistantMessage
+from .pv007_missing_reasoning_content import MissingReasoningContent
+from .pv008_content_parts_not_string import ContentPartsNotString
+from .rs001_dangling_reasoning import DanglingReasoning
+from .rs002_foreign_output_id import ForeignOutputId
+from .rs003_call_id_without_reasoning import CallIdWithoutReasoning
+from .rs004_unstored_item import UnstoredItem
+from .rs005_duplicate_item_id import DuplicateItemId
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -29,26 +67,47 @@ from .tp006_reused_tool_call_id import ReusedToolCallId
 from .tp007_duplicate_tool_call import DuplicateToolCall
 
 RULES: tuple[Rule, ...] = (
+    UnstoredItem(),
+    DuplicateItemId(),
+    ForeignOutputId(),
     EmptyToolCalls(),
+    NullContent(),
+    ToolResultWithoutId(),
     DuplicateToolCall(),
     ReusedToolCallId(),
     InvalidToolId(),
     ProviderToolId(),
+    ToolInputNotObject(),
+    TrailingOrphanResponse(),
     OrphanToolResult(),
     DuplicateToolResult(),
     ToolResultNotFirst(),
+    ToolUseNotLast(),
     InterposedMessage(),
     MisplacedToolResult(),
     OrphanToolCall(),
     OrphanServerToolUse(),
+    DanglingReasoning(),
+    CallIdWithoutReasoning(),
     BlankTextBlock(),
     EmptyMessage(),
+    UnsupportedPrefill(),
+    ThinkingNotFirst(),
+    PrefillTrailingWhitespace(),
     ToolsNotDefined(),
     ConsecutiveModelTurns(),
     ToolResultsWithText(),
     ConsecutiveSameRole(),
     ChatRoleRuns(),
+    CallTurnWithoutUserTurn(),
+    MissingThoughtSignature(),
     UserAfterTool(),
+    ReasonerRoleRuns(),
+    TemplateRoleOrder(),
+    MissingReasoningContent(),
+    ContentPartsNotString(),
+    FinalAssistantMessage(),
+    EmptyTranscript(),
 )
 
 __all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference"]

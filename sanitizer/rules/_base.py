@@ -21,6 +21,8 @@ class Context:
     dialect: Dialect
     policy: Policy
     provider: str | None = None
+    model: str | None = None
+    """The model the request is for: the caller's, else the body's ``model`` (None if neither says)."""
     repairs: list[Repair] = field(default_factory=list)
     restore_ids: dict[str, str] = field(default_factory=dict)
     """Ids rewritten for the provider, mapped back to the client's own (for the response)."""
@@ -67,6 +69,16 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+
+def quoted_content(entry: Entry) -> str:
+    """A removed message's content for the repair record: a text quoted (so its spaces show), else
+    its parts as compact JSON."""
+    if not entry.parts:
+        return "nothing (it was empty)"
+    if len(entry.parts) == 1 and isinstance(entry.parts[0].raw, str):
+        return json.dumps(entry.parts[0].raw, ensure_ascii=False)
+    return _compact([p.raw for p in entry.parts])
 
 
 def _compact(value: Any) -> str:

@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import RESULT, Entry, Transcript
 from ._base import Context, Rule
+from ._thinking import thinking_first
 
 
 class ConsecutiveSameRole(Rule):
@@ -25,13 +28,16 @@ class ConsecutiveSameRole(Rule):
     Safety:
         Merges the two messages' blocks in order. A results turn is never merged with the
         user's text (Converse rejects that too): a short assistant message (the policy's
-        bridge_text) goes between them instead.
+        bridge_text) goes between them instead. When the later message opens with thinking
+        (reasoning) blocks and the earlier does not, they go first in the merged message, as
+        Claude requires of any message that holds thinking; no thinking block is edited.
     """
 
     code = "BR002"
     name = "consecutive-same-role"
     apis = frozenset({"bedrock-converse"})
     also_for = frozenset({("anthropic-messages", "mistral")})
+    fixes: ClassVar[tuple[str, ...]] = ("bedrock.B7", "anthropic.thinking-first")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         merged: list[Entry] = []
@@ -39,6 +45,7 @@ class ConsecutiveSameRole(Rule):
         # of merges costs no rescans: whether it holds tool results, and whether its parts list
         # is one this rule built (and may extend in place).
         holds_results = grown = False
+        grew: list[Entry] = []
         for entry in transcript.entries:
             previous = merged[-1] if merged else None
             has_results = _has_results(entry)
@@ -58,9 +65,13 @@ class ConsecutiveSameRole(Rule):
             else:
                 previous.parts = previous.parts + entry.parts
                 grown = True
+                grew.append(previous)
             holds_results = holds_results or has_results
             previous.dirty = True
         transcript.entries = merged
+        # Once per merged message, not per merge, so a long run stays linear.
+        for entry in grew:
+            entry.parts = thinking_first(entry.parts) or entry.parts
 
 
 def _has_results(entry: Entry) -> bool:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from .._ir import Entry, Transcript
 from ._base import Context, Rule
 
@@ -27,13 +29,16 @@ class ChatRoleRuns(Rule):
     Safety:
         Merges the messages in order (texts joined by a blank line, tool calls kept);
         nothing is dropped. System messages, which the gateway lifts out of the turns, do not
-        break a run; those inside a merged run are placed before it.
+        break a run; those inside a merged run are placed before it. The thinking a gateway
+        replays (``thinking_blocks``, ``reasoning_content``) of every merged message is kept,
+        in order, on the merged one; no thinking block is edited.
     """
 
     code = "PV003"
     name = "chat-role-runs"
     apis = frozenset({"openai-chat"})
     providers = frozenset({"bedrock", "gemini"})
+    fixes: ClassVar[tuple[str, ...]] = ("gemini.G1",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         # The gateway lifts system and developer messages out of the turns (Gemini's
@@ -57,6 +62,7 @@ class ChatRoleRuns(Rule):
                 for entry in later:
                     ctx.report(self, "merged", entry, None, f"merged into the {entry.role} message before it")
                 head.parts = head.parts + [p for entry in later for p in entry.parts]
+                head.source = {**head.source, **_thinking_of(speakers)}
                 head.dirty = True
                 # System messages inside the run go before it: the gateway lifts them out anyway.
                 entries += [e for e in run if e.role in _LIFTED] + [head]
@@ -66,3 +72,16 @@ class ChatRoleRuns(Rule):
 
 
 _LIFTED = frozenset({"system", "developer"})
+
+
+def _thinking_of(speakers: list[Entry]) -> dict[str, Any]:
+    """The thinking fields of the merged message: every speaker's, in order (LiteLLM sends an
+    assistant message's ``thinking_blocks`` to Claude as its leading thinking blocks)."""
+    fields: dict[str, Any] = {}
+    blocks = [b for e in speakers if isinstance(t := e.source.get("thinking_blocks"), list) for b in t]
+    if blocks:
+        fields["thinking_blocks"] = blocks
+    reasoning = [r for e in speakers if isinstance(r := e.source.get("reasoning_content"), str) and r]
+    if reasoning:
+        fields["reasoning_content"] = "\n\n".join(reasoning)
+    return fields

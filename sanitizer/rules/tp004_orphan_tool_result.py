@@ -1,6 +1,9 @@
 from __future__ import annotations
 
-from .._ir import CALL, RESULT, Transcript
+import json
+from typing import Any, ClassVar
+
+from .._ir import CALL, RESULT, Entry, Part, Transcript
 from ._base import Context, Rule
 
 
@@ -16,25 +19,44 @@ class OrphanToolResult(Rule):
         Anthropic: "messages.0.content.0: unexpected `tool_use_id` found in `tool_result`
         blocks: toolu_0. Each `tool_result` block must have a corresponding `tool_use` block
         in the previous message."
+        OpenAI Responses: "No tool call found for function call output with call_id ghost."
 
     Example:
         Before: user "hi" / assistant "hello" / tool result for ghost_1 "x" / user "continue"
-        After:  user "hi" / assistant "hello" / user "continue"
+        After (policy fold): user "hi" / assistant "hello" /
+                user "Result of tool call ghost_1 returned earlier: x" / user "continue"
+        After (policy drop): user "hi" / assistant "hello" / user "continue"
 
     Safety:
-        Drops the result; its full content is kept in the repair record's detail. A message
-        left with nothing in it is removed; a user message keeps its other blocks.
+        fold (default) keeps what the tool returned as plain text in the user turn, labelled
+        with the tool's name (where the result names it) and the call id: in its own user
+        message where results are messages of their own (OpenAI Chat and Responses), else in
+        the same user message, after its remaining results (Anthropic, Gemini and Bedrock want
+        results first). drop removes the result and keeps its full content in the repair
+        record's detail only. Either way a message left with nothing in it is removed and a
+        user message keeps its other blocks. With OpenAI Responses' previous_response_id or
+        conversation the calls live on the server, so no output is taken for an orphan there.
     """
 
     code = "TP004"
     name = "orphan-tool-result"
+    fixes: ClassVar[tuple[str, ...]] = (
+        "openai.O2", "openai.O3", "deepseek.D2", "mistral.M2", "anthropic.A2", "responses.R2", "gemini.G2",
+        "bedrock.B2",
+    )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        if ctx.dialect.history_elsewhere(transcript.body):
+            return
         calls = {p.call_id for _, p in transcript.parts() if p.kind == CALL}
+        fold = ctx.policy.orphan_tool_result == "fold"
         removals = []
-        for entry in transcript.entries:
+        for index, entry in enumerate(transcript.entries):
             orphans = [p for p in entry.parts if p.kind == RESULT and p.call_id not in calls]
             if not orphans:
+                continue
+            if fold:
+                transcript.entries[index] = self._fold(entry, orphans, ctx)
                 continue
             for part in orphans:
                 ctx.report(
@@ -43,3 +65,81 @@ class OrphanToolResult(Rule):
                 )
             removals.append((entry, orphans))
         transcript.remove_parts(removals)
+
+    def _fold(self, entry: Entry, orphans: list[Part], ctx: Context) -> Entry:
+        doomed = {id(p) for p in orphans}
+        texts: list[Entry] = []
+        for part in orphans:
+            content = _plain(ctx.dialect.payload(part))
+            ctx.report(
+                self, "folded", entry, part.call_id,
+                f"turned a result that answers no call into user text; its content was: {content}",
+            )
+            text = _label(_result_name(part), ctx.dialect.public_id(part.call_id), content)
+            texts.append(ctx.dialect.text_entry("user", text))
+        if not ctx.dialect.results_share_message:
+            # The result was a message of its own (a tool message, an output item): it becomes a
+            # user message where it stood.
+            (folded,) = texts
+            folded.origin = entry.origin
+            return folded
+        kept = [p for p in entry.parts if id(p) not in doomed]
+        # The folded texts go where the orphans were, but never before a result that stays: the
+        # results of a turn come first (Anthropic rejects text before a tool_result).
+        last_result = max((n for n, p in enumerate(kept) if p.kind == RESULT), default=-1)
+        first_orphan = next(n for n, p in enumerate(entry.parts) if id(p) in doomed)
+        before = sum(1 for p in entry.parts[:first_orphan] if id(p) not in doomed)
+        at = max(before, last_result + 1)
+        entry.parts = kept[:at] + [t.parts[0] for t in texts] + kept[at:]
+        entry.dirty = True
+        return entry
+
+
+def _result_name(part: Part) -> str | None:
+    # Gemini's functionResponse names its tool (part.name); an OpenAI Chat tool message may too.
+    if part.name:
+        return part.name
+    name = part.raw.get("name") if isinstance(part.raw, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def _label(name: str | None, call_id: str | None, content: str) -> str:
+    if name and call_id:
+        label = f"Result of tool `{name}` (call {call_id})"
+    elif name:
+        label = f"Result of tool `{name}`"
+    elif call_id:
+        label = f"Result of tool call {call_id}"
+    else:
+        label = "Result of a tool call"
+    if not content.strip():
+        return f"{label} returned earlier, with no output."
+    return f"{label} returned earlier: {content}"
+
+
+def _plain(payload: Any) -> str:
+    """What a result says, as text: its text parts as they are, anything else as compact JSON."""
+    if isinstance(payload, str):
+        return payload
+    if payload is None:
+        return ""
+    if isinstance(payload, list):
+        return "\n".join(_plain_block(block) for block in payload)
+    return _json(payload)
+
+
+def _plain_block(block: Any) -> str:
+    if isinstance(block, str):
+        return block
+    # Text blocks of every format: {"type": "text", "text": ...}, Bedrock's {"text": ...},
+    # Responses' input_text / output_text.
+    if isinstance(block, dict) and isinstance(block.get("text"), str) and block.get("type", "text") in _TEXT_TYPES:
+        return str(block["text"])
+    return _json(block)
+
+
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -8,7 +8,8 @@ provider would answer. Each API's module documents its check order and the catal
 - ``anthropic-messages`` (``_anthropic``): providers ``anthropic``, ``vertex`` (same body) and
   ``bedrock`` (InvokeModel: ``{"message": ...}`` with ``x-amzn-ErrorType: ValidationException``);
 - ``openai-chat`` (``_openai_chat``, ``_convert``): OpenAI, Azure and the compatible providers;
-- ``openai-responses`` (``_responses``), ``gemini`` (``_gemini``), ``bedrock-converse`` (``_bedrock``).
+- ``openai-responses`` (``_responses``), ``bedrock-converse`` (``_bedrock``);
+- ``gemini`` (``_gemini``): providers ``gemini`` and ``vertex``.
 
 A body of the wrong shape (``messages`` not an array, a message not an object...) raises
 :class:`sanitizer._errors.SanitizeError` with the field's path.
@@ -27,8 +28,12 @@ from ._violation import Violation
 __all__ = ["PROVIDERS", "Violation", "error_envelope", "validate"]
 
 
-def validate(body: object, *, api: str, provider: str | None = None) -> list[Violation]:
+def validate(body: object, *, api: str, provider: str | None = None, model: str | None = None) -> list[Violation]:
     """Every rule of ``provider`` (default: the API's own) that ``body`` breaks, first-reported first.
+
+    ``model`` is the model the request is for, where the body does not say (a native Gemini body:
+    the model is in the URL); a Chat body's own ``model`` is used when it is not given. Some rules
+    hold for some models only (Gemini 3's thought signatures).
 
     Raises ``UnknownAPIError`` / ``UnknownProviderError`` (listing the known names) for an
     unknown ``api`` or a ``provider`` not valid for it, and ``SanitizeError`` for a body that
@@ -38,9 +43,9 @@ def validate(body: object, *, api: str, provider: str | None = None) -> list[Vio
     if api == "anthropic-messages":
         return validate_anthropic(body, resolved)
     if api == "openai-chat":
-        return validate_openai_chat(body, resolved)
+        return validate_openai_chat(body, resolved, model)
     if api == "openai-responses":
         return validate_responses(body, resolved)
     if api == "gemini":
-        return validate_gemini(body, resolved)
+        return validate_gemini(body, resolved, model)
     return validate_bedrock(body, resolved)

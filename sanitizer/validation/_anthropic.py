@@ -18,9 +18,13 @@ Check order, which is the order of the returned list (Anthropic reports only the
    any when thinking is disabled), both from PEERS.md section 0, then A13.
 
 A1 also covers the two placements the API treats as "not immediately after": a ``tool_result``
-after other content in the next user turn (A3), and text after a ``tool_use`` in the same
-merged assistant turn (a recorded real-API response, PEERS.md 11.3: ``[tool_use, text]`` is
-rejected, ``[text]`` then ``[tool_use]`` as two messages is accepted).
+after other content in the next user turn (A3), and any block after a ``tool_use`` in the same
+merged assistant turn: text (a recorded real-API response, PEERS.md 11.3: ``[tool_use, text]`` is
+rejected, ``[text]`` then ``[tool_use]`` as two messages is accepted), a server tool's use and
+result (vercel/ai#13013), thinking. When every call it names does have its result at the start
+of the next turn, the error names that next message, as the recorded response does
+(``messages.1`` for the assistant message 0 and its results in message 1); otherwise it names
+the assistant turn.
 
 Merging (A9): consecutive messages with the same role are one turn. Message-level errors
 print the index of the first message of the run; block-level errors print the block's own
@@ -46,7 +50,9 @@ from ._violation import Violation
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
 _THINKING = ("thinking", "redacted_thinking")
 # Models reported to reject a final assistant message (A17 sources).
-_NO_PREFILL = ("claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6", "claude-sonnet-5")
+_NO_PREFILL = (
+    "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6", "claude-sonnet-5", "claude-fable-5",
+)
 
 A1 = (
     "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
@@ -293,14 +299,14 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
         if turn.role == "assistant":
             calls: dict[str, None] = {}
             servers: dict[str, tuple[int, str]] = {}
-            # Text after a tool_use in the same (merged) turn separates it from its results (PEERS.md 11.3):
-            # the calls made before the turn's last text block, the first ``cut_off`` of ``calls``.
+            # Anything after a tool_use in the same (merged) turn separates it from its results (PEERS.md
+            # 11.3): the calls made before the turn's last other block, the first ``cut_off`` of ``calls``.
             cut_off = 0
             for i, j, block in turn.blocks:
                 kind = block["type"]
-                if kind == "text":
+                if kind != "tool_use":
                     cut_off = len(calls)
-                elif kind == "tool_use":
+                if kind == "tool_use":
                     ident = block["id"]
                     if ident in seen:
                         out.add("A11", A11.format(n=i, m=j), i)
@@ -327,7 +333,9 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
             answered = _leading_results(nxt) if nxt is not None and nxt.role == "user" else set()
             missing = [ident for n, ident in enumerate(calls) if ident not in answered or n < cut_off]
             if missing:
-                out.add("A1", A1.format(n=turn.first, ids=", ".join(missing)), turn.first)
+                # Calls whose results do follow, cut off only by what comes after them in the turn.
+                where = nxt.first if nxt is not None and all(ident in answered for ident in missing) else turn.first
+                out.add("A1", A1.format(n=where, ids=", ".join(missing)), where)
             previous_calls = set(calls)
             continue
         if turn.role == "user":

@@ -13,7 +13,9 @@ a ``tool_use`` whose ``input`` is the parsed ``arguments``.
 Gemini: ``system``/``developer`` messages become ``systemInstruction``; ``assistant`` becomes a
 ``model`` content with text and ``functionCall`` parts; a run of ``tool`` messages becomes one
 user content of ``functionResponse`` parts. Empty string content gets the endpoint's own
-"empty text parameter" error (G5, OpenAI-compatible wording).
+"empty text parameter" error (G5, OpenAI-compatible wording). A tool call's thought signature
+travels in its ``extra_content.google.thought_signature`` and lands on its ``functionCall`` part
+(G4, for the body's Gemini 3 ``model``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def validate_via_anthropic(body: object) -> list[Violation]:
             continue
         content = msg.raw.get("content")
         if msg.role == "tool":
-            result = {"type": "tool_result", "tool_use_id": msg.tool_call_id, "content": _text_of(content)}
+            # A tool message without an id gives a tool_result with an empty one (A12).
+            result = {"type": "tool_result", "tool_use_id": msg.tool_call_id or "", "content": _text_of(content)}
             converted.append({"role": "user", "content": [result]})
         elif msg.role == "assistant" and msg.calls:
             blocks: list[dict[str, Any]] = []
@@ -69,9 +72,9 @@ def validate_via_anthropic(body: object) -> list[Violation]:
     return validate_anthropic(anthropic_body, "anthropic-openai-compat", index_map)
 
 
-def validate_via_gemini(body: object) -> list[Violation]:
+def validate_via_gemini(body: object, model: str | None = None) -> list[Violation]:
     p = "gemini-openai-compat"
-    _, messages = parse(body)
+    b, messages = parse(body)
     out: list[Violation] = []
     contents: list[dict[str, Any]] = []
     index_map: list[int] = []
@@ -100,15 +103,23 @@ def validate_via_gemini(body: object) -> list[Violation]:
         elif isinstance(content, str) and content:
             parts.append({"text": content})
         if msg.role == "assistant":
-            parts.extend(
-                {"functionCall": {"name": call["function"]["name"]}} for call in msg.raw.get("tool_calls") or ()
-            )
+            parts.extend(_function_call(call) for call in msg.raw.get("tool_calls") or ())
         contents.append({"role": "model" if msg.role == "assistant" else "user", "parts": parts})
         index_map.append(i)
+    model = model if model is not None else b.get("model")
     if out:
         # An empty text parameter is refused before the turn structure is looked at.
-        return out + [v for v in check_contents(contents, p, index_map) if v.rule != "gemini.G5"]
-    return check_contents(contents, p, index_map)
+        return out + [v for v in check_contents(contents, p, index_map, model) if v.rule != "gemini.G5"]
+    return check_contents(contents, p, index_map, model)
+
+
+def _function_call(call: dict[str, Any]) -> dict[str, Any]:
+    part: dict[str, Any] = {"functionCall": {"name": call["function"]["name"]}}
+    extra = call.get("extra_content")
+    google = extra.get("google") if isinstance(extra, dict) else None
+    if isinstance(google, dict) and "thought_signature" in google:
+        part["thoughtSignature"] = google["thought_signature"]
+    return part
 
 
 def _text_of(content: object) -> str:

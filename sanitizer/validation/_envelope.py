@@ -28,7 +28,7 @@ PROVIDERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         "anthropic-messages": ("anthropic", "bedrock", "vertex"),
         "openai-responses": ("openai", "azure"),
-        "gemini": ("gemini",),
+        "gemini": ("gemini", "vertex"),
         "bedrock-converse": ("bedrock",),
     }
 )
@@ -106,7 +106,14 @@ _VLLM_TYPE = {
     "timeout_error": "InternalServerError",
 }
 
-_UPSTREAM_NAME = {"openai": "OpenAI"}
+# The provider_name OpenRouter gives each upstream in its error body (W1).
+_UPSTREAM_NAME = {
+    "openai": "OpenAI",
+    "anthropic": "Anthropic",
+    "mistral": "Mistral",
+    "deepseek": "DeepSeek",
+    "moonshot": "Moonshot AI",
+}
 
 _UNSET: Any = object()
 
@@ -242,5 +249,6 @@ def error_envelope(
     ``authentication_error``, 502 as ``api_error``, 504 as ``timeout_error``...).
     """
     resolved = resolve(api, provider)
-    body, headers = build(resolved, message, status=status, kind=kind)
+    # Vertex AI answers a native Gemini request in Google's envelope (its Claude models, Anthropic's).
+    body, headers = build("gemini" if api == "gemini" else resolved, message, status=status, kind=kind)
     return status, body, headers

@@ -10,14 +10,26 @@ A "user turn" is any content with role ``user`` (or no role); a function-respons
 user (or ``function``) content holding ``functionResponse`` parts; a function-call turn is a
 ``model`` content holding ``functionCall`` parts.
 
-G7 is [infer]: its text comes from third-party documentation. Not checked: G4
-(``thoughtSignature`` is required only on Gemini 3 with thinking, and the model is named in the
-URL, not the body); empty text parts on the native API (the native error text is unknown; the
-OpenAI-compatible text is used for ``gemini-openai-compat``).
+G4 (a replayed function call without its ``thoughtSignature``) is checked last, after the
+request's own shape and turn order, and only for a model that enforces it: Gemini 3 and later,
+except the image models (Google's thought-signature docs). A native body does not name its model
+(the URL does), so G4 is checked only when ``validate`` is given ``model``. Google validates the
+current turn only, the steps after the latest user content that holds more than function
+responses, and in each step the first ``functionCall`` part; ``position`` in the text is the
+step's index in the body as sent.
+
+Providers: ``gemini`` (the Gemini API) and ``vertex`` (Vertex AI), which words G5 its own way
+(epam/ai-dial-adapter-vertexai PR#164, genkit-ai/genkit#3690) and answers in the same Google
+envelope; its texts for G6 and G4 are not in the catalogue, so the Gemini API's are used.
+
+G7 is [infer]: its text comes from third-party documentation. Not checked: empty text parts on
+the native API (the native error text is unknown; the OpenAI-compatible text is used for
+``gemini-openai-compat``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._envelope import violation
@@ -33,6 +45,18 @@ G3 = (
 G5 = "* GenerateContentRequest.contents[{n}].parts: contents.parts must not be empty.\n"
 G6 = "* GenerateContentRequest.contents: contents is not specified\n"
 G7 = "Requests ending with a model turn are not supported"
+G4 = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
+    "correctly, and missing thought_signature may lead to degraded model performance. Additional data, function "
+    "call `default_api:{name}` , position {k}. Please refer to "
+    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+G5_VERTEX = (
+    "Unable to submit request because it must include at least one parts field, which describes the prompt "
+    "input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
+)
+# Gemini 3 and later enforce thought signatures on function calls; the image models do not.
+_MODEL_GENERATION = re.compile(r"(?:^|/)gemini-(\d+)(?:\.\d+)?(?:-|$)")
 
 
 def contents_of(body: object) -> list[dict[str, Any]]:
@@ -51,21 +75,35 @@ def contents_of(body: object) -> list[dict[str, Any]]:
     return contents
 
 
-def validate_gemini(body: object, provider: str = "gemini") -> list[Violation]:
-    """Gemini's rules for a native ``generateContent`` body."""
-    return check_contents(contents_of(body), provider, None)
+def signature_required(model: object) -> bool:
+    """Whether ``model`` rejects a replayed function call without its thought signature (G4)."""
+    if not isinstance(model, str):
+        return False
+    found = _MODEL_GENERATION.search(model)
+    return found is not None and int(found.group(1)) >= 3 and "-image" not in model
 
 
-def check_contents(contents: list[dict[str, Any]], provider: str, index_map: list[int] | None) -> list[Violation]:
+def validate_gemini(body: object, provider: str = "gemini", model: str | None = None) -> list[Violation]:
+    """Gemini's rules for a native ``generateContent`` body bound for ``model`` (named in the URL)."""
+    return check_contents(contents_of(body), provider, None, model)
+
+
+def check_contents(
+    contents: list[dict[str, Any]], provider: str, index_map: list[int] | None, model: object = None
+) -> list[Violation]:
     def at(i: int) -> int:
         return index_map[i] if index_map is not None else i
 
+    # Vertex answers in the Gemini API's envelope; only some of its texts differ.
+    vertex = provider == "vertex"
+    if vertex:
+        provider = "gemini"
     if not contents:
         return [violation(provider, "gemini.G6", G6, None)]
     out: list[Violation] = []
     for i, c in enumerate(contents):
         if not c.get("parts"):
-            out.append(violation(provider, "gemini.G5", G5.format(n=i), at(i)))
+            out.append(violation(provider, "gemini.G5", G5_VERTEX if vertex else G5.format(n=i), at(i)))
     calls = [_count(c, "model", "functionCall") for c in contents]
     responses = [_count(c, "user", "functionResponse") for c in contents]
     roles = [_role(c) for c in contents]
@@ -79,7 +117,39 @@ def check_contents(contents: list[dict[str, Any]], provider: str, index_map: lis
             out.append(violation(provider, "gemini.G2", G2, at(i)))
     if roles[-1] == "model":
         out.append(violation(provider, "gemini.G7", G7, at(len(contents) - 1)))
+    if signature_required(model):
+        for i, name in _unsigned(contents):
+            out.append(violation(provider, "gemini.G4", G4.format(name=name, k=at(i)), at(i)))
     return out
+
+
+def _unsigned(contents: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """The steps of the current turn whose first function call has no signature: (index, name)."""
+    # The current turn starts at the latest user content that holds more than function responses.
+    start = -1
+    for i in range(len(contents) - 1, -1, -1):
+        if _role(contents[i]) != "model" and any(
+            not ("functionResponse" in p or "function_response" in p) for p in contents[i].get("parts") or ()
+        ):
+            start = i
+            break
+    found = []
+    for i in range(start + 1, len(contents)):
+        if _role(contents[i]) != "model":
+            continue
+        first = next((p for p in contents[i].get("parts") or () if "functionCall" in p or "function_call" in p), None)
+        if first is None or _signed(first):
+            continue
+        call = first.get("functionCall", first.get("function_call"))
+        name = call.get("name") if isinstance(call, dict) else None
+        found.append((i, name if isinstance(name, str) else ""))
+    return found
+
+
+def _signed(part: dict[str, Any]) -> bool:
+    # Proto JSON: either spelling of the field.
+    signature = part.get("thoughtSignature", part.get("thought_signature"))
+    return isinstance(signature, str) and signature != ""
 
 
 def _role(content: dict[str, Any]) -> str:

@@ -1,27 +1,47 @@
 """OpenAI Chat Completions rules (section 2) and the OpenAI-compatible providers (sections 6-8).
 
 Check order (OpenAI reports only the first): schema checks in body order (O5 empty
-``messages``; per message O5 ``tool_calls: []``, O5 empty function name, O6 null content and
-content parts without ``type``; a missing ``content`` is not checked, its error text is not in the
-catalogue), then pairing in body order: for each assistant message with
-``tool_calls``, O1 for it, then O4 / O3 for the ``tool`` messages that follow it; O2 for a
-``tool`` message that follows anything else.
+``messages``; per message O5 ``tool_calls: []``, O5 empty function name, O9 a ``tool`` message
+without ``tool_call_id`` (not in the catalogue: OpenAI's text as ymichael/open-codex#5 quotes it,
+through OpenRouter), O6 null content and content parts without ``type``; a missing
+``content`` is not checked, its error text is not in the catalogue), then pairing in body order:
+for each assistant message with ``tool_calls``, O1 for it, then O4 / O3 for the ``tool`` messages
+that follow it; O2 for a ``tool`` message that follows anything else.
 
 Providers differ only where the catalogue says so:
 
-- ``azure``: O2 spells "preceding".
-- ``openrouter``: OpenAI's violation, wrapped as OpenRouter wraps upstream errors (W1).
+- ``azure``: OpenAI's texts. Azure has answered O2 with both spellings: "preceding" in reports up to
+  2025-01 (Hk-Gosuto/ChatGPT-Next-Web-LangChain#193, langchain-ai/task_mAIstro#1), OpenAI's
+  "preceeding" in 2024-08 and in the latest one, 2025-04 (Nikunj2003/LLaMa-MCP-Streamlit#1).
+- ``openrouter``: the upstream's rules, chosen from the model's prefix as OpenRouter routes it
+  (``anthropic/``: Anthropic's, on the body converted as for ``anthropic-openai-compat``;
+  ``mistralai/``, ``deepseek/``, ``moonshotai/``: those providers'; anything else: OpenAI's),
+  each violation wrapped as OpenRouter wraps upstream errors (W1).
 - ``deepseek``: D1 / D2 replace O1 / O2 (DeepSeek counts tool messages, so O3 / O4 become D1);
-  D3 (``reasoning_content`` on tool-calling turns, when ``thinking`` is enabled or the model is
-  ``deepseek-reasoner``), D4 and D5 (``deepseek-reasoner``). D5 is raised for a final assistant
-  message without ``prefix: true`` only: reasoner tool loops legitimately end on a tool message.
-- ``mistral``: M1, then M3 / M2 in body order, then M4 replace the OpenAI rules entirely.
-- ``groq``: X5 (string content for ``system`` and ``tool`` messages) plus OpenAI's pairing rules.
-- ``moonshot``: X4 (thinking models: ``reasoning_content`` on tool-call turns) plus OpenAI's
-  pairing rules.
-- ``minimax``: X3 for every pairing fault (missing, orphan, unknown or duplicate result).
+  D3 (``reasoning_content`` on tool-calling turns, when the model thinks: ``deepseek-reasoner``,
+  ``thinking`` enabled, or a V4 model, which thinks unless ``thinking`` is disabled), D4 and D5
+  (``deepseek-reasoner``). D5 is raised when the last message that is not a system message is
+  an assistant message without ``prefix: true`` (a system message after the last assistant turn
+  does not end it: pig-mesh/deepseek4j#80); reasoner tool loops legitimately end on a tool message.
+- ``mistral``: M4, M3, M2, then M1 (each in body order) replace the OpenAI rules entirely: the
+  order of mistral-common's validator, whose texts these are; a tool message without its id gets
+  its "Tool call id has to be defined." in the M1 step.
+- ``groq``: X5 (string content for ``system`` and ``tool`` messages; a ``tool`` message's
+  ``tool_call_id``, hackclub/ai#22) plus OpenAI's rules.
+- ``moonshot``: X4 (thinking models: ``reasoning_content`` on tool-call turns; Kimi K2.5 and
+  later think unless ``thinking`` is disabled, and count an empty ``reasoning_content`` as
+  missing, theopenco/llmgateway PR#2093) plus OpenAI's pairing rules.
+- ``minimax``: X3 for every pairing fault (missing, orphan, unknown or duplicate result), but a
+  result whose id no call in the request has gets MiniMax's "tool id(...) not found" text
+  (MiniMax-AI/MiniMax-M2#76).
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
-  models whose template is known from their name (Mistral/Mixtral; Gemma, Llama-2).
+  models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
+  Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
+  releases (an optional system message first; tool turns are not checked), Gemma and Llama-2
+  (a system message first only). Later Mistral models (dated or numbered releases: Small 3 and
+  4, Devstral, Magistral...) are served with the mistral-common tokenizer, which checks M3 and
+  M2 instead (mistralai/mistral-vibe#578); not M1's id pattern, since vLLM shortens longer ids
+  to their last 9 characters for it, and not M4, whose wording there differs.
 - ``anthropic-openai-compat`` / ``gemini-openai-compat``: the body is converted the way the
   endpoint converts it and checked with Anthropic's / Gemini's rules.
 
@@ -46,7 +66,7 @@ O1 = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
     "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
 )
-O2 = "Invalid parameter: messages with role 'tool' must be a response to a {spelling} message with 'tool_calls'."
+O2 = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 O3 = "Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message."
 O4 = "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}', in messages[{first}] and messages[{n}]."
 O5_MESSAGES = (
@@ -61,6 +81,7 @@ O5_NAME = (
     "Expected a string with minimum length 1, but got an empty string instead."
 )
 O6 = "Invalid value for 'content': expected a string, got null."
+O9 = "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."
 O6_PART = "Missing required parameter: 'messages[{n}].content[{k}].type'."
 D1 = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -81,19 +102,115 @@ D5 = (
     "mode on (refer to https://api-docs.deepseek.com/guides/chat_prefix_completion)."
 )
 M1 = "Tool call id was {id} but must be a-z, A-Z, 0-9, with a length of 9."
+# mistral-common's own text for a tool message without its id (MistralRequestValidatorV3).
+M1_MISSING = "Tool call id has to be defined."
 M2 = "Not the same number of function calls and responses"
 M3 = "Unexpected role '{role}' after role '{previous}'"
 M4 = "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant"
 X3 = "invalid params, tool call result does not follow tool call (2013)"
+X3_NOT_FOUND = "invalid params, tool result's tool id({id}) not found (2013)"
 X4 = "thinking is enabled but reasoning_content is missing in assistant tool call message at index {n}"
 X5 = (
     "'messages.{n}' : for 'role:{role}' the following must be satisfied"
     "[('messages.{n}.content' : value must be a string)]"
 )
+X5_MISSING = (
+    "'messages.{n}' : for 'role:{role}' the following must be satisfied"
+    "[('messages.{n}.{field}' : property '{field}' is missing)]"
+)
 V1_MISTRAL = "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."
 V1_PLAIN = "Conversation roles must alternate user/assistant/user/assistant/..."
 
 _MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
+# Mistral's model families. The first releases (Mistral 7B and Mixtral 8x, "-v0.x") are served with
+# their Hugging Face Jinja templates, later ones (dated or numbered: Small 3.2 "-2506", Small 4,
+# Devstral...) with the mistral-common tokenizer, as vLLM's own tests do.
+_MISTRAL_FAMILY = re.compile(r"mixtral|(?:mi|magi|dev|mini|pix|code|vox)stral")
+_MISTRAL_JINJA = re.compile(r"-v0\.|mistral-7b|mixtral-8x")
+# The first Jinja templates, which take no system message at all (microsoft/autogen#1037).
+_MISTRAL_NO_SYSTEM = re.compile(r"mistral-7b-instruct-v0\.[12]|mixtral-8x7b-instruct-v0\.1")
+# Kimi models that think unless told not to: K2.5 and later ("k2p5" is Kimi for Coding's name).
+_KIMI_THINKS = re.compile(r"k2(?:\.|p)[5-9]|kimi-k[3-9]")
+# OpenRouter routes a model by its slug's prefix; these upstreams' own rules apply (W1).
+OPENROUTER_UPSTREAMS = {"anthropic/": "anthropic", "mistralai/": "mistral", "deepseek/": "deepseek",
+                        "moonshotai/": "moonshot"}
+
+
+def model_name(model: object) -> str:
+    """The model's own name, without a gateway's ``org/`` prefix (``deepseek/deepseek-v4-pro``)."""
+    return model.rsplit("/", 1)[-1] if isinstance(model, str) else ""
+
+
+def openrouter_upstream(model: object) -> str | None:
+    """The provider whose rules apply to ``model`` behind OpenRouter; None for OpenAI's."""
+    if isinstance(model, str):
+        for prefix, provider in OPENROUTER_UPSTREAMS.items():
+            if model.startswith(prefix):
+                return provider
+    return None
+
+
+def deepseek_reasoner(body: dict[str, Any]) -> bool:
+    return model_name(body.get("model")) == "deepseek-reasoner"
+
+
+def deepseek_thinks(body: dict[str, Any]) -> bool:
+    """DeepSeek answers in thinking mode, so tool-calling turns must carry ``reasoning_content`` (D3)."""
+    if deepseek_reasoner(body):
+        return True
+    switch = _thinking_switch(body)
+    if switch is not None:
+        return switch
+    # V4 models think unless thinking is disabled.
+    return model_name(body.get("model")).startswith("deepseek-v4")
+
+
+def moonshot_thinks(body: dict[str, Any]) -> bool:
+    """A Kimi model answers in thinking mode, so tool-calling turns must carry ``reasoning_content`` (X4)."""
+    name = model_name(body.get("model")).lower()
+    if "thinking" in name:
+        return True
+    switch = _thinking_switch(body)
+    if switch is not None:
+        return switch
+    return _KIMI_THINKS.search(name) is not None
+
+
+def moonshot_takes_empty_reasoning(body: dict[str, Any]) -> bool:
+    """Kimi K2.5 and later take ``reasoning_content: ""`` for a missing one; kimi-k2-thinking does not
+    (theopenco/llmgateway PR#2093, checked against api.moonshot.ai)."""
+    return "thinking" in model_name(body.get("model")).lower()
+
+
+def _thinking_switch(body: dict[str, Any]) -> bool | None:
+    """Thinking turned on or off by ``thinking: {type}`` (DeepSeek, Moonshot) or OpenRouter's
+    ``reasoning`` (``enabled``, or an effort or token budget); None when the body says neither."""
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") in ("enabled", "disabled"):
+        return bool(thinking["type"] == "enabled")
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, dict):
+        enabled = reasoning.get("enabled")
+        if isinstance(enabled, bool):
+            return enabled
+        if "effort" in reasoning or "max_tokens" in reasoning:
+            return True
+    return None
+
+
+def vllm_template(model: object) -> str | None:
+    """How vLLM checks the roles for ``model``: ``mistral-no-system``, ``mistral`` (Jinja templates),
+    ``mistral-common`` (the tokenizer's own checks), ``plain`` (Gemma, Llama-2), None if unknown."""
+    if not isinstance(model, str):
+        return None
+    name = model.lower()
+    if _MISTRAL_FAMILY.search(name):
+        if not _MISTRAL_JINJA.search(name):
+            return "mistral-common"
+        return "mistral-no-system" if _MISTRAL_NO_SYSTEM.search(name) else "mistral"
+    if "gemma" in name or "llama-2" in name:
+        return "plain"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +250,8 @@ def parse(body: object) -> tuple[dict[str, Any], list[_Msg]]:
                 fn = as_dict(c.get("function"), f"messages[{i}].tool_calls[{k}].function")
                 as_str(fn.get("name"), f"messages[{i}].tool_calls[{k}].function.name")
         tool_call_id = None
-        if role == "tool":
+        if role == "tool" and m.get("tool_call_id") is not None:
+            # A missing or null id is a transcript fault the provider reports (O9), not a shape error.
             tool_call_id = as_str(m.get("tool_call_id"), f"messages[{i}].tool_call_id")
         content = m.get("content")
         if isinstance(content, list):
@@ -178,8 +296,9 @@ def faults(messages: list[_Msg]) -> list[_Fault]:
     return found
 
 
-def validate_openai_chat(body: object, provider: str) -> list[Violation]:
-    """The rules ``provider`` applies to an OpenAI-shaped Chat Completions body."""
+def validate_openai_chat(body: object, provider: str, model: str | None = None) -> list[Violation]:
+    """The rules ``provider`` applies to an OpenAI-shaped Chat Completions body (for ``model``, if
+    given, else the body's own)."""
     if provider == "anthropic-openai-compat":
         from ._convert import validate_via_anthropic
 
@@ -187,14 +306,14 @@ def validate_openai_chat(body: object, provider: str) -> list[Violation]:
     if provider == "gemini-openai-compat":
         from ._convert import validate_via_gemini
 
-        return validate_via_gemini(body)
+        return validate_via_gemini(body, model)
     b, messages = parse(body)
     if provider == "mistral":
         return _mistral(messages)
     if provider == "vllm":
         return _vllm(b, messages)
     if provider == "openrouter":
-        return [wrap_openrouter(v, "openai") for v in _openai(b, messages, "openai")]
+        return _openrouter(b, messages)
     if provider == "deepseek":
         return _deepseek(b, messages)
     out = _openai(b, messages, provider)
@@ -219,6 +338,8 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
                 param = f"messages[{i}].tool_calls[{k}].function.name"
                 text = O5_NAME.format(n=i, k=k)
                 out.append(violation(provider, "openai.O5", text, i, param=param, code="empty_string"))
+        if msg.role == "tool" and msg.tool_call_id is None:
+            out.append(violation(provider, "openai.O9", O9, i, param=f"messages.[{i}].tool_call_id", code=None))
         content = msg.raw.get("content", "")
         if content is None and not (msg.role == "assistant" and (msg.calls or msg.raw.get("function_call"))):
             out.append(violation(provider, "openai.O6", O6, i, param=f"messages.[{i}].content", code=None))
@@ -236,17 +357,21 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
 def _openai(b: dict[str, Any], messages: list[_Msg], provider: str) -> list[Violation]:
     out = _schema(messages, provider)
     if provider == "minimax":
-        out.extend(violation(provider, "minimax.X3", X3, f.index) for f in faults(messages))
+        called = {c for m in messages for c in m.calls}
+        for f in faults(messages):
+            ident = messages[f.index].tool_call_id
+            if f.kind in ("orphan", "unknown") and ident is not None and ident not in called:
+                out.append(violation(provider, "minimax.X3", X3_NOT_FOUND.format(id=ident), f.index))
+            else:
+                out.append(violation(provider, "minimax.X3", X3, f.index))
         return out
-    spelling = "preceding" if provider == "azure" else "preceeding"
     for f in faults(messages):
         role_param = f"messages.[{f.index}].role"
         if f.kind == "missing":
             text = O1.format(ids=", ".join(f.ids))
             out.append(violation(provider, "openai.O1", text, f.index, param=role_param, code=None))
         elif f.kind == "orphan":
-            text = O2.format(spelling=spelling)
-            out.append(violation(provider, "openai.O2", text, f.index, param=role_param, code=None))
+            out.append(violation(provider, "openai.O2", O2, f.index, param=role_param, code=None))
         elif f.kind == "unknown":
             param = f"messages.[{f.index}].tool_call_id"
             out.append(violation(provider, "openai.O3", O3.format(id=f.ids[0]), f.index, param=param, code=None))
@@ -270,12 +395,10 @@ def _deepseek(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
             missing_reported.add(f.owner)
             out.append(violation(p, "deepseek.D1", D1, f.owner))
     out.sort(key=lambda v: v.message_index if v.message_index is not None else -1)
-    model = b.get("model")
-    reasoner = model == "deepseek-reasoner"
-    thinking = b.get("thinking")
-    if reasoner or (isinstance(thinking, dict) and thinking.get("type") == "enabled"):
+    reasoner = deepseek_reasoner(b)
+    if deepseek_thinks(b):
         for i, msg in enumerate(messages):
-            if msg.role == "assistant" and msg.calls and "reasoning_content" not in msg.raw:
+            if msg.role == "assistant" and msg.calls and not isinstance(msg.raw.get("reasoning_content"), str):
                 text = D3_REASONER.format(n=i) if reasoner else D3
                 out.append(violation(p, "deepseek.D3", text, i))
     if reasoner:
@@ -283,32 +406,53 @@ def _deepseek(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
             role = messages[i].role
             if role in ("user", "assistant") and messages[i - 1].role == role:
                 out.append(violation(p, "deepseek.D4", D4.format(i=i - 1, j=i), i - 1))
-        if messages and messages[-1].role == "assistant" and messages[-1].raw.get("prefix") is not True:
-            out.append(violation(p, "deepseek.D5", D5, len(messages) - 1))
+        # System messages after the last assistant turn do not end the conversation (deepseek4j#80).
+        last = len(messages) - 1
+        while last >= 0 and messages[last].role in _SYSTEM_ROLES:
+            last -= 1
+        if last >= 0 and messages[last].role == "assistant" and messages[last].raw.get("prefix") is not True:
+            out.append(violation(p, "deepseek.D5", D5, last))
     return out
 
 
-def _mistral(messages: list[_Msg]) -> list[Violation]:
-    p = "mistral"
+_SYSTEM_ROLES = frozenset(("system", "developer"))
+
+
+def _mistral(messages: list[_Msg], p: str = "mistral") -> list[Violation]:
+    """Mistral's API (``p`` mistral), or its mistral-common tokenizer behind vLLM (``p`` vllm, in vLLM's
+    envelope; no M4, whose text there is not in the catalogue, and no id pattern, vLLM shortens ids).
+
+    In mistral-common's order (``MistralRequestValidator``): the last message (M4), the order of
+    roles (M3), calls against results (M2), then each message's content (M1, a tool message's id).
+    """
     out: list[Violation] = []
-    for i, msg in enumerate(messages):
-        ids = list(msg.calls)
-        if msg.tool_call_id is not None:
-            ids.append(msg.tool_call_id)
-        for ident in ids:
-            if not _MISTRAL_ID.fullmatch(ident):
-                text = M1.format(id=ident)
-                out.append(violation(p, "mistral.M1", text, i, type_="invalid_function_call", code="3280"))
+
+    def add(rule: str, text: str, i: int, type_: str | None = None, code: str | None = None) -> None:
+        if p == "mistral" and type_ is not None:
+            out.append(violation(p, rule, text, i, type_=type_, code=code))
+        else:
+            out.append(violation(p, rule, text, i))
+
     n = len(messages)
+    if p == "mistral" and messages and messages[-1].role == "assistant" and messages[-1].raw.get("prefix") is not True:
+        add("mistral.M4", M4, n - 1)
     i = 0
     while i < n:
         msg = messages[i]
         previous = messages[i - 1].role if i else None
         if previous in ("tool", "user") and msg.role in ("tool", "user") and previous != msg.role:
-            text = M3.format(role=msg.role, previous=previous)
-            out.append(violation(p, "mistral.M3", text, i, type_="invalid_request_message_order", code="3230"))
+            add("mistral.M3", M3.format(role=msg.role, previous=previous), i, "invalid_request_message_order", "3230")
             i += 1
             while msg.role == "tool" and i < n and messages[i].role == "tool":
+                i += 1
+            continue
+        i += 1
+    i = 0
+    while i < n:
+        msg = messages[i]
+        if msg.role == "tool" and i and messages[i - 1].role == "user":
+            # A run of tool messages after a user message is out of order (M3), not miscounted.
+            while i < n and messages[i].role == "tool":
                 i += 1
             continue
         if msg.role == "tool" or (msg.role == "assistant" and msg.calls):
@@ -319,12 +463,21 @@ def _mistral(messages: list[_Msg]) -> list[Violation]:
             while j < n and messages[j].role == "tool":
                 j += 1
             if j - start != calls:
-                out.append(violation(p, "mistral.M2", M2, i))
+                add("mistral.M2", M2, i)
             i = max(j, i + 1)
             continue
         i += 1
-    if messages and messages[-1].role == "assistant" and messages[-1].raw.get("prefix") is not True:
-        out.append(violation(p, "mistral.M4", M4, n - 1))
+    for i, msg in enumerate(messages):
+        if msg.role == "tool" and msg.tool_call_id is None:
+            add("mistral.M1", M1_MISSING, i)
+        if p != "mistral":
+            continue
+        ids = list(msg.calls)
+        if msg.tool_call_id is not None:
+            ids.append(msg.tool_call_id)
+        for ident in ids:
+            if not _MISTRAL_ID.fullmatch(ident):
+                add("mistral.M1", M1.format(id=ident), i, "invalid_function_call", "3280")
     return out
 
 
@@ -333,47 +486,66 @@ def _groq(messages: list[_Msg]) -> list[Violation]:
     for i, msg in enumerate(messages):
         if msg.role in ("system", "tool") and not isinstance(msg.raw.get("content"), str):
             out.append(violation("groq", "groq.X5", X5.format(n=i, role=msg.role), i))
+        if msg.role == "tool" and msg.tool_call_id is None:
+            text = X5_MISSING.format(n=i, role="tool", field="tool_call_id")
+            out.append(violation("groq", "groq.X5", text, i))
     return out
 
 
 def _moonshot(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
-    thinking = b.get("thinking")
-    model = b.get("model")
-    enabled = (isinstance(thinking, dict) and thinking.get("type") == "enabled") or (
-        isinstance(model, str) and "thinking" in model
-    )
-    if not enabled:
+    if not moonshot_thinks(b):
         return []
-    return [
-        violation("moonshot", "moonshot.X4", X4.format(n=i), i)
-        for i, msg in enumerate(messages)
-        if msg.role == "assistant" and msg.calls and "reasoning_content" not in msg.raw
-    ]
+    empty_ok = moonshot_takes_empty_reasoning(b)
+    out: list[Violation] = []
+    for i, msg in enumerate(messages):
+        if msg.role != "assistant" or not msg.calls:
+            continue
+        reasoning = msg.raw.get("reasoning_content")
+        if not isinstance(reasoning, str) or (reasoning == "" and not empty_ok):
+            out.append(violation("moonshot", "moonshot.X4", X4.format(n=i), i))
+    return out
 
 
 def _vllm(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
-    model = b.get("model")
-    if not isinstance(model, str):
+    template = vllm_template(b.get("model"))
+    if template is None:
         return []
-    name = model.lower()
+    if template == "mistral-common":
+        return _mistral(messages, "vllm")
     checked = messages
-    if "mistral" in name or "mixtral" in name:
+    if template == "mistral":
         text = V1_MISTRAL
         # Mistral's tool-aware templates leave tool messages and tool-calling turns out of the check.
         checked = [m for m in messages if m.role != "tool" and not m.calls]
-    elif "gemma" in name or "llama-2" in name:
-        text = V1_PLAIN
     else:
-        return []
-    # The template raises at the first turn out of place; every such turn is listed.
+        text = V1_PLAIN
+    # Only the first message may be the system message the template takes out (none, for the first
+    # Mistral templates); the template raises at the first turn out of place: every such turn is listed.
+    system_first = template != "mistral-no-system"
     position = {id(m): i for i, m in enumerate(messages)}
     out: list[Violation] = []
     k = 0
-    for msg in checked:
-        if msg.role == "system" and k == 0:
+    for n, msg in enumerate(checked):
+        if msg.role == "system" and n == 0 and system_first:
             continue
         expected = "user" if k % 2 == 0 else "assistant"
         if msg.role != expected:
             out.append(violation("vllm", "vllm.V1", text, position[id(msg)]))
         k += 1
     return out
+
+
+def _openrouter(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
+    upstream = openrouter_upstream(b.get("model"))
+    if upstream is None:
+        return [wrap_openrouter(v, "openai") for v in _openai(b, messages, "openai")]
+    # The upstream is asked for its own model name; OpenRouter writes Claude's versions with a dot.
+    name = model_name(b.get("model"))
+    if upstream == "anthropic":
+        from ._convert import validate_via_anthropic
+
+        found = validate_via_anthropic({**b, "model": name.replace(".", "-")})
+        # OpenRouter calls Anthropic's own API, whose error body it passes on.
+        native = [violation("anthropic", v.rule, v.message, v.message_index) for v in found]
+        return [wrap_openrouter(v, "anthropic") for v in native]
+    return [wrap_openrouter(v, upstream) for v in validate_openai_chat({**b, "model": name}, upstream)]

@@ -1,22 +1,34 @@
 """OpenAI Responses rules (catalogue section 3).
 
 Check order: R7 (empty ``call_id``, in body order), R6 (duplicate item ``id``, at the second
-occurrence), then the pairing and reasoning checks sorted by item index: R2 (an output whose
-call is not earlier in the input), R1 (a call with no output after it), R3 (a reasoning item not
-followed by an item the model produced).
+occurrence), R5 (with ``store: false``, items only the server's store could resolve: reasoning
+without ``encrypted_content`` and ``item_reference`` items; HTTP 404), then the pairing and
+reasoning checks sorted by item index: R2 (an output whose call is not earlier in the input), R1
+(a call with no output after it), R3 (a reasoning item not followed by the item it produced), R4
+(a function call replayed with its ``fc_`` item id but without its reasoning item).
 
-R1 and R2 match by ``call_id``, as OpenAI does, not by position. With ``previous_response_id``
-the calls may live in the stored chain, so R2 is not checked then. A string ``input`` has no
-items to check.
+R1 and R2 match by ``call_id``, as OpenAI does, not by position. An output that carries an item
+``id`` which is not an output item id (``fco_...``, ``ctco_...``; a client that copied the call id
+there) is not counted as the call's output: its call gets R1 (at the output when the call lives in
+the ``previous_response_id`` chain). With ``previous_response_id`` or a ``conversation`` the calls
+may live on the server, so R2 and R4 are not checked then. A string ``input`` has no items to check.
 
-Not checked: R4 (which items were produced with reasoning is known only to the server), R5
-(needs the server's store), R8 ([single], reported through LiteLLM; native OpenAI accepts
-``status`` on replayed items). R1/R2 cover ``function_call`` and ``custom_tool_call`` with their
-outputs; other call types (local shell, computer use) have no known wording.
+R3 also covers a stored reasoning item (an ``id`` and no ``encrypted_content``) followed by an
+item without an ``id``: the server pairs the reasoning with the very item it produced, by id
+(openai/openai-node#1567; langchain-ai/langchainjs PR#9082). R4 is known only to the server
+(which items were produced with reasoning); it is inferred for reasoning models (o-series,
+``gpt-5``, ``codex``), which produce a reasoning item before every call: an ``fc_`` call with no
+reasoning item since the last user, system or developer message. The server names the reasoning
+item it expected; its id is not in the request, so the text shows ``rs_…`` in its place.
+
+Not checked: R8 ([single], reported through LiteLLM; native OpenAI accepts ``status`` on replayed
+items). R1/R2 cover ``function_call`` and ``custom_tool_call`` with their outputs; other call
+types (local shell, computer use) have no known wording.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._envelope import violation
@@ -26,6 +38,11 @@ from ._violation import Violation
 R1 = "No tool output found for {what} {id}."
 R2 = "No tool call found for {what} output with call_id {id}."
 R3 = "Item '{id}' of type 'reasoning' was provided without its required following item."
+R4 = "Item '{id}' of type 'function_call' was provided without its required 'reasoning' item: '{reasoning}'."
+R5 = (
+    "Item with id '{id}' not found. Items are not persisted when `store` is set to false. "
+    "Try again with `store` set to true, or remove this item from your input."
+)
 R6 = "Duplicate item found with id {id}. Remove duplicate items from your input and try again."
 R7 = (
     "Invalid 'input[{n}].call_id': empty string. "
@@ -34,6 +51,12 @@ R7 = (
 
 _CALLS = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 _OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
+# The item ids OpenAI gives outputs; any other id makes the server ignore the output.
+_OUTPUT_ID_PREFIX = {"function_call_output": "fco_", "custom_tool_call_output": "ctco_"}
+# Messages that open a new exchange: a reasoning item after one belongs to a later response.
+_TURN_ROLES = frozenset({"user", "system", "developer"})
+# OpenAI's reasoning models (o-series, gpt-5, codex), under any gateway prefix; gpt-5-chat is not one.
+_REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o[1-9]|gpt-5|codex)(?!.*-chat)", re.IGNORECASE)
 # Items the model produces, which a reasoning item may precede.
 _PRODUCED = frozenset(
     {
@@ -85,31 +108,85 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
                 out.append(violation(provider, "responses.R6", R6.format(id=ident), n, param="input", code=None))
             seen.add(ident)
 
-    chained = b.get("previous_response_id") is not None
+    if b.get("store") is False:
+        for n, (kind, d) in enumerate(items):
+            ident = d.get("id")
+            if isinstance(ident, str) and ident and (kind == "item_reference" or _stored_reasoning(kind, d)):
+                text = R5.format(id=ident)
+                out.append(violation(provider, "responses.R5", text, n, status=404, param="input", code=None))
+
+    # Earlier items may live on the server: the stored chain, or a conversation.
+    chained = b.get("previous_response_id") is not None or b.get("conversation") is not None
+    model = b.get("model")
+    reasoning_model = isinstance(model, str) and _REASONING_MODEL.match(model) is not None
     ordered: list[Violation] = []
     calls: dict[str, int] = {}
     answered: set[str] = set()
+    reasoned = False
     for n, (kind, d) in enumerate(items):
         if kind in _CALLS:
             calls.setdefault(d["call_id"], n)
+            ident = d.get("id")
+            if (
+                reasoning_model and not chained and not reasoned and kind == "function_call"
+                and isinstance(ident, str) and ident.startswith("fc_")
+            ):
+                text = R4.format(id=ident, reasoning="rs_…")
+                ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
         elif kind in _OUTPUTS:
             call_id = d["call_id"]
+            counted = not _foreign_output_id(kind, d)
             if call_id in calls and items[calls[call_id]][0] == _OUTPUTS[kind]:
-                answered.add(call_id)
+                if counted:
+                    answered.add(call_id)
+            elif not counted and chained and call_id:
+                # The call is in the stored chain, and this output does not answer it.
+                text = R1.format(what=_CALLS[_OUTPUTS[kind]], id=call_id)
+                ordered.append(violation(provider, "responses.R1", text, n, param="input", code=None))
             elif not chained and call_id:
                 text = R2.format(what=_CALLS[_OUTPUTS[kind]], id=call_id)
                 ordered.append(violation(provider, "responses.R2", text, n, param="input", code=None))
         elif kind == "reasoning":
+            reasoned = True
             following = items[n + 1] if n + 1 < len(items) else None
             ident = d.get("id")
-            if isinstance(ident, str) and ident and not _produced(following):
+            if isinstance(ident, str) and ident and not _follows(d, following):
                 ordered.append(violation(provider, "responses.R3", R3.format(id=ident), n, param="input", code=None))
+        elif kind == "message" and isinstance(d.get("role"), str) and d["role"] in _TURN_ROLES:
+            reasoned = False
     for call_id, n in calls.items():
         if call_id and call_id not in answered:
             text = R1.format(what=_CALLS[items[n][0]], id=call_id)
             ordered.append(violation(provider, "responses.R1", text, n, param="input", code=None))
     ordered.sort(key=lambda v: v.message_index or 0)
     return out + ordered
+
+
+def _stored_reasoning(kind: str, d: dict[str, Any]) -> bool:
+    """A reasoning item the server must look up by its id: it carries no encrypted content."""
+    encrypted = d.get("encrypted_content")
+    return kind == "reasoning" and not (isinstance(encrypted, str) and encrypted)
+
+
+def _foreign_output_id(kind: str, d: dict[str, Any]) -> bool:
+    ident = d.get("id")
+    return isinstance(ident, str) and bool(ident) and not ident.startswith(_OUTPUT_ID_PREFIX[kind])
+
+
+def _follows(reasoning: dict[str, Any], item: tuple[str, dict[str, Any]] | None) -> bool:
+    """Whether ``item`` can be what ``reasoning`` produced.
+
+    A stored reasoning item is paired with its item by id, so an item without one does not do.
+    """
+    if item is None:
+        return False
+    kind, d = item
+    if kind == "item_reference":
+        return True
+    if not _produced(item):
+        return False
+    ident = d.get("id")
+    return (isinstance(ident, str) and bool(ident)) or not _stored_reasoning("reasoning", reasoning)
 
 
 def _produced(item: tuple[str, dict[str, Any]] | None) -> bool:

@@ -9,6 +9,7 @@ the table per provider. The format of a case::
       "agent": "LangGraph 0.2",              # the software that built the transcript
       "provider": "anthropic",               # where the request was bound (a name sanitize() takes)
       "api": "anthropic-messages",           # its wire format
+      "model": "gemini-3-pro-preview",       # optional: the model, where the URL names it, not the body
       "error": {"status": 400, "message": "the provider's exact text, as quoted in the source"},
       "wording": "current",                  # or why the source's text differs from today's
       "reconstructed": "what of the body the source did not show, and how it was filled in",
@@ -30,8 +31,8 @@ import orjson
 from sanitizer import SANITIZE_PROVIDERS, SanitizeError, sanitize, validate, validator_provider
 
 CASES = Path(__file__).resolve().parent / "cases"
-_FIELDS = {"source", "agent", "provider", "api", "error", "wording", "reconstructed", "body", "must_survive",
-           "unrepairable", "xfail"}
+_FIELDS = {"source", "agent", "provider", "api", "model", "error", "wording", "reconstructed", "body",
+           "must_survive", "unrepairable", "xfail"}
 
 
 @dataclass(frozen=True)
@@ -99,18 +100,19 @@ def judge(case: Case) -> Verdict:
     checked_as = validator_provider(api, provider)
     body = case.data["body"]
     expected = case.data["error"]["message"]
+    model = case.data.get("model")
     try:
-        found = validate(body, api=api, provider=checked_as)
+        found = validate(body, api=api, provider=checked_as, model=model)
     except SanitizeError as exc:
         # A body the core takes for the wrong shape is a case it does not recognise.
         return Verdict(False, False, f"shape error: {exc}", False, list(case.data["must_survive"]), [str(exc)])
     exact = any(v.message == expected for v in found)
     same = exact or any(same_text(expected, v.message) for v in found)
     try:
-        repaired = sanitize(body, api=api, provider=bound_for).body
+        repaired = sanitize(body, api=api, provider=bound_for, model=model).body
     except SanitizeError as exc:
         return Verdict(exact, same, found[0].message if found else None, False, [], [f"shape error: {exc}"])
-    remaining = validate(repaired, api=api, provider=checked_as)
+    remaining = validate(repaired, api=api, provider=checked_as, model=model)
     text = orjson.dumps(repaired).decode()
     lost = [s for s in case.data["must_survive"] if orjson.dumps(s).decode()[1:-1] not in text]
     return Verdict(

@@ -90,3 +90,22 @@ def test_repaired_transcript_is_accepted(client: OpenAI, stream: bool) -> None:
     else:
         text = client.responses.create(model=MODEL, input=items, tools=RESPONSES_TOOLS).output_text
     assert text == f'Emulated reply. Last user text: "{CORRECTION}"'
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reasoning_models_own_output_replays_cleanly(client: OpenAI, stream: bool) -> None:
+    """gpt-5 puts a reasoning item before its call, so replaying the output with the call's
+    fc_ id and its result is a valid transcript, not one without its reasoning (R4)."""
+    ask = [{"role": "user", "content": "CALL_TOOL get_weather"}]
+    if stream:
+        with client.responses.stream(model="gpt-5", input=ask, tools=RESPONSES_TOOLS) as events:
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(model="gpt-5", input=ask, tools=RESPONSES_TOOLS)
+    reasoning, call = response.output
+    assert reasoning.type == "reasoning" and reasoning.id.startswith("rs_")
+    assert call.type == "function_call" and call.id is not None and call.id.startswith("fc_")
+    replay = [*ask, *(i.model_dump(exclude_none=True) for i in response.output),
+              {"type": "function_call_output", "call_id": call.call_id, "output": "Sunny"},
+              {"role": "user", "content": "thanks"}]
+    assert client.responses.create(model="gpt-5", input=replay).output_text.endswith('"thanks"')

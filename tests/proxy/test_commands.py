@@ -26,9 +26,9 @@ def golden(path: Path) -> dict[str, Any]:
     return data
 
 
-def invalid(body: Any, api: str, provider: str | None = None) -> bool:
+def invalid(body: Any, api: str, provider: str | None = None, model: str | None = None) -> bool:
     try:
-        return bool(validate(body, api=api, provider=validator_provider(api, provider)))
+        return bool(validate(body, api=api, provider=validator_provider(api, provider), model=model))
     except SanitizeError:
         return True
 
@@ -40,9 +40,11 @@ def write_body(tmp_path: Path, body: Any, name: str = "body.json") -> Path:
 
 
 def policy_args(case: dict[str, Any]) -> list[str]:
-    """The policy, and the provider the fixture's body is bound for, as command-line options."""
+    """The policy, the provider the fixture's body is bound for and its model (where the body does
+    not name it), as command-line options."""
     bound = ["--provider", case["provider"]] if case.get("provider") else []
-    return [arg for k, v in case.get("policy", {}).items() for arg in ("--policy", f"{k}={v}")] + bound
+    model = ["--model", case["model"]] if case.get("model") else []
+    return [arg for k, v in case.get("policy", {}).items() for arg in ("--policy", f"{k}={v}")] + bound + model
 
 
 def fixture_id(path: Path) -> str:
@@ -55,7 +57,7 @@ def fixture_id(path: Path) -> str:
 @pytest.mark.parametrize("fixture", FIXTURES, ids=fixture_id)
 def test_check_every_golden_fixture(fixture: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = golden(fixture)
-    expected = 1 if invalid(case["before"], case["api"], case.get("provider")) else 0
+    expected = 1 if invalid(case["before"], case["api"], case.get("provider"), case.get("model")) else 0
     assert cli.main(["check", str(fixture), *policy_args(case)]) == expected
     out, err = capsys.readouterr()
     assert f"detected api: {case['api']}" in err
@@ -98,6 +100,29 @@ def test_check_several_files_and_providers(tmp_path: Path, capsys: pytest.Captur
     # A gateway can take an Anthropic body to Mistral: checked as Anthropic, repaired for Mistral.
     assert cli.main(["check", str(SEED), "--provider", "mistral"]) == 1
     assert "PV001 provider-tool-id" in capsys.readouterr().out
+
+
+def test_gemini_model_comes_from_the_request_path_or_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "list files"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a.txt"}}}]},
+        ]
+    }
+    dump = tmp_path / "dump.http"
+    path = "/v1beta/models/gemini-3-pro-preview:generateContent"
+    dump.write_text(f"POST {path} HTTP/1.1\nHost: x\n\n" + json.dumps(body), encoding="utf-8")
+    assert cli.main(["check", str(dump)]) == 1
+    out = capsys.readouterr().out
+    assert "gemini.G4" in out and "GM003 missing-thought-signature" in out
+    # The body alone names no model: valid for a Gemini 2 one, a Gemini 3 one only with --model.
+    plain = write_body(tmp_path, body)
+    assert cli.main(["check", str(plain)]) == 0
+    capsys.readouterr()
+    assert cli.main(["fix", str(plain), "--model", "gemini-3-pro-preview"]) == 0
+    fixed = json.loads(capsys.readouterr().out)
+    assert fixed["contents"][1]["parts"][0]["thoughtSignature"] == "skip_thought_signature_validator"
 
 
 def test_check_shape_error_is_invalid_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -146,7 +171,7 @@ def test_fix_every_golden_fixture(fixture: Path, tmp_path: Path, capsys: pytest.
         return
     # The body alone, so the API is detected from its shape.
     path = write_body(tmp_path, case["before"])
-    expected = 1 if invalid(case["after"], case["api"], case.get("provider")) else 0
+    expected = 1 if invalid(case["after"], case["api"], case.get("provider"), case.get("model")) else 0
     assert cli.main(["fix", str(path), *policy_args(case)]) == expected
     out, err = capsys.readouterr()
     assert json.loads(out) == case["after"]

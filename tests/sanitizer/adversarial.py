@@ -252,6 +252,33 @@ def chat_empty_tool_calls(n: int) -> Body:
     return {"model": "gpt-4o", "messages": messages}
 
 
+def chat_null_content(n: int) -> Body:
+    # An empty answer stored as content null after every question.
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
+    for i in range(n):
+        messages += [{"role": "assistant", "content": None}, {"role": "user", "content": f"hi {i}"}]
+    return {"model": "gpt-4o", "messages": messages}
+
+
+def chat_tool_rounds(n: int, *, model: str = "gpt-4o", ids: bool = True) -> Body:
+    # n answered tool rounds; without ids, each tool message lost its tool_call_id.
+    evs: list[Event] = [("user", "task")]
+    for i in range(n):
+        evs += [("calls", [f"call_{i}"], False), ("results", [f"call_{i}"]), ("user", f"go on {i}")]
+    body = {**to_chat(evs), "model": model}
+    if not ids:
+        body["messages"] = [{k: v for k, v in m.items() if k != "tool_call_id"} for m in body["messages"]]
+    return body
+
+
+def chat_system_parts(n: int) -> Body:
+    messages: list[dict[str, Any]] = []
+    for i in range(n):
+        parts = [{"type": "text", "text": f"rule {i}. "}, {"type": "text", "text": "be brief"}]
+        messages += [{"role": "system", "content": parts}, {"role": "user", "content": f"hi {i}"}]
+    return {"model": "llama-3.3-70b-versatile", "messages": messages}
+
+
 def anthropic_orphan_server_tool_use(n: int) -> Body:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
     for i in range(n):
@@ -268,6 +295,30 @@ def responses_reasoning_orphans(n: int) -> Body:
                   {"type": "function_call", "call_id": f"call_{i}", "name": "run", "arguments": "{}"},
                   {"type": "message", "role": "user", "content": f"next {i}"}]
     return {"model": "gpt-5", "input": items}
+
+
+def responses_dangling_reasoning(n: int) -> Body:
+    # Each turn: reasoning with nothing it produced after it, then the next user turn.
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "task"}]
+    for i in range(n):
+        items += [{"type": "reasoning", "id": f"rs_{i}", "summary": []},
+                  {"type": "message", "role": "user", "content": f"next {i}"}]
+    return {"model": "gpt-5", "input": items}
+
+
+def responses_item_ids(n: int, *, store: bool = True, duplicated: bool = False) -> Body:
+    # Each turn: a gpt-5 call replayed with its fc_ id, and an output carrying its call id as item id;
+    # with store false each turn also holds a reasoning item the server cannot look up; duplicated
+    # sends every call twice, verbatim.
+    items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "task"}]
+    for i in range(n):
+        call = {"type": "function_call", "call_id": f"call_{i}", "name": "run", "arguments": "{}", "id": f"fc_{i}"}
+        if not store:
+            items.append({"type": "reasoning", "id": f"rs_{i}", "summary": []})
+        items += [call, call] if duplicated else [call]
+        items += [{"type": "function_call_output", "call_id": f"call_{i}", "output": "x", "id": f"call_{i}"},
+                  {"type": "message", "role": "user", "content": f"next {i}"}]
+    return {"model": "gpt-5", "input": items, **({} if store else {"store": False})}
 
 
 def gemini_reused_ids(n: int) -> Body:
@@ -295,6 +346,65 @@ def gemini_big_turn_with_ids(n: int) -> Body:
     answers = [{"functionResponse": {"name": "run", "id": f"call_{i}", "response": {}}} for i in range(0, 2 * n, 2)]
     return {"contents": [{"role": "user", "parts": [{"text": "task"}]}, {"role": "model", "parts": calls},
                          {"role": "user", "parts": answers}]}
+
+
+def chat_gemini_3_unsigned(n: int) -> Body:
+    # One user turn, then a long tool loop replayed to Gemini 3 without a thought signature anywhere.
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
+    for i in range(n):
+        call = {"id": f"call_{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"call_{i}", "content": "x"}]
+    return {"model": "gemini-3-pro-preview", "messages": messages}
+
+
+def gemini_trailing_orphans(n: int) -> Body:
+    # The last turn: responses to calls the history no longer holds, to be kept as text.
+    answers = [{"functionResponse": {"name": f"run_{i}", "response": {"output": i}}} for i in range(n)]
+    return {"contents": [{"role": "user", "parts": [{"text": "task"}]}, {"role": "model", "parts": [{"text": "ok"}]},
+                         {"role": "user", "parts": answers}]}
+
+
+def _anthropic_rounds(n: int, assistant: Callable[[int], list[dict[str, Any]]], **extra: Any) -> Body:
+    # n tool rounds, the assistant message of round i being assistant(i), each answered in full.
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
+    for i in range(n):
+        messages += [{"role": "assistant", "content": assistant(i)},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x"}]}]
+    return {"model": "claude", "max_tokens": 100, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+            "messages": messages, **extra}
+
+
+_THINK = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
+
+
+def anthropic_text_after_tool_use(n: int) -> Body:
+    return _anthropic_rounds(n, lambda i: [{"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}},
+                                           {"type": "text", "text": "checking"}])
+
+
+def anthropic_text_before_thinking(n: int) -> Body:
+    return _anthropic_rounds(n, lambda i: [{"type": "text", "text": "checking"}, _THINK,
+                                           {"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}}])
+
+
+def anthropic_input_as_text(n: int) -> Body:
+    return _anthropic_rounds(n, lambda i: [{"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": '{"x": 1}'}])
+
+
+def anthropic_texts_before_last_round(n: int) -> Body:
+    # Thinking on: n assistant text messages, then the last round's thinking turn, which the API merges with them.
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
+    messages += [{"role": "assistant", "content": f"note {i}"} for i in range(n)]
+    messages += [{"role": "assistant", "content": [_THINK, {"type": "tool_use", "id": "toolu_0", "name": "run", "input": {}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0", "content": "x"}]}]
+    return {"model": "claude", "max_tokens": 100, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+            "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": messages}
+
+
+def anthropic_trailing_assistant_run(n: int) -> Body:
+    messages = [{"role": "user", "content": "task"}, *({"role": "assistant", "content": f"part {i}"} for i in range(n))]
+    return {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": messages}
 
 
 @dataclass(frozen=True)
@@ -370,12 +480,33 @@ SHAPES: list[Shape] = [
     Shape("model-run", "gemini", _render(model_run, "gemini"), "GM001", _same, 1500),
     Shape("model-run", "openai-chat", _render(model_run, "openai-chat"), "PV003", _same, 1500, provider="gemini"),
     Shape("empty-tool-calls", "openai-chat", chat_empty_tool_calls, "OA001", _same, 1500),
+    Shape("null-content", "openai-chat", chat_null_content, "OA002", _same, 1500),
+    Shape("results-without-ids", "openai-chat", lambda n: chat_tool_rounds(n, ids=False), "OA003", _same, 800),
+    Shape("user-run", "openai-chat", lambda n: {**to_chat(user_run(n)), "model": "deepseek-reasoner"}, "PV004", _same,
+          1600, provider="deepseek"),
+    Shape("user-run", "openai-chat", _render(user_run, "openai-chat"), "PV005", _same, 1600, provider="vllm"),
+    Shape("reasoning-missing", "openai-chat", lambda n: chat_tool_rounds(n, model="deepseek-reasoner"), "PV007",
+          _same, 800, provider="deepseek"),
+    Shape("system-parts", "openai-chat", chat_system_parts, "PV008", _same, 1500, provider="groq"),
     Shape("orphan-server-tool-use", "anthropic-messages", anthropic_orphan_server_tool_use, "AN005", _same, 1000),
     Shape("reasoning-orphans", "openai-responses", responses_reasoning_orphans, "TP001", _same, 800, policy=DROP),
     Shape("reasoning-orphans", "openai-responses", responses_reasoning_orphans, "TP001", _same, 800),
     Shape("reused-ids", "gemini", gemini_reused_ids, "TP001", _same, 500),
+    Shape("dangling-reasoning", "openai-responses", responses_dangling_reasoning, "RS001", _same, 800),
+    Shape("foreign-output-ids", "openai-responses", responses_item_ids, "RS002", _same, 600),
+    Shape("call-ids-without-reasoning", "openai-responses", responses_item_ids, "RS003", _same, 600),
+    Shape("unstored-reasoning", "openai-responses", lambda n: responses_item_ids(n, store=False), "RS004", _same, 600),
+    Shape("duplicate-item-ids", "openai-responses", lambda n: responses_item_ids(n, duplicated=True), "RS005", _same, 500),
     Shape("nameless-matching", "gemini", gemini_nameless_matching, "TP001", _same, 800),
     Shape("big-turn-with-ids", "gemini", gemini_big_turn_with_ids, "TP001", _same, 800),
+    Shape("unsigned-calls", "openai-chat", chat_gemini_3_unsigned, "GM003", _same, 1500, provider="gemini"),
+    Shape("trailing-orphans", "gemini", gemini_trailing_orphans, "GM004", _same, 1500,
+          policy=Policy(orphan_tool_result="drop")),
+    Shape("text-after-tool-use", "anthropic-messages", anthropic_text_after_tool_use, "AN010", _same, 800),
+    Shape("text-before-thinking", "anthropic-messages", anthropic_text_before_thinking, "AN011", _same, 800),
+    Shape("texts-before-last-round", "anthropic-messages", anthropic_texts_before_last_round, "AN011", _same, 1500),
+    Shape("input-as-text", "anthropic-messages", anthropic_input_as_text, "AN012", _same, 800),
+    Shape("trailing-assistant-run", "anthropic-messages", anthropic_trailing_assistant_run, "AN009", _same, 1500),
 ]
 
 
@@ -440,4 +571,5 @@ CHECKS: list[Check] = [
           "anthropic.A1", _same, 500),
     Check("orphan-per-message", "openai-chat", "gemini-openai-compat", _render(orphan_per_message, "openai-chat"),
           "gemini.G3", _same, 1000),
+    Check("unsigned-calls", "openai-chat", "gemini-openai-compat", chat_gemini_3_unsigned, "gemini.G4", _same, 1500),
 ]

@@ -20,6 +20,8 @@ class Case:
     repairs: list[dict[str, Any]] | None
     expect_valid: bool = True
     provider: str | None = None
+    model: str | None = None
+    """The model the request is for, where the body does not name it (a native Gemini URL's)."""
 
     @property
     def id(self) -> str:
@@ -30,7 +32,7 @@ def load(path: Path) -> Case:
     doc = json.loads(path.read_text(encoding="utf-8"))
     return Case(
         path, doc["api"], doc.get("policy") or {}, doc["before"], doc["after"], doc["repairs"], doc.get("expect_valid", True),
-        doc.get("provider"),
+        doc.get("provider"), doc.get("model"),
     )
 
 

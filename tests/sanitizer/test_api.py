@@ -58,7 +58,8 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     ("openai-chat", {"messages": [{"role": "assistant", "tool_calls": {}}]}, "messages[0].tool_calls: must be an array"),
     ("openai-chat", {"messages": [{"role": "assistant", "tool_calls": [{"type": "function"}]}]},
      "messages[0].tool_calls[0].id: is missing"),
-    ("openai-chat", {"messages": [{"role": "tool", "content": "x"}]}, "messages[0].tool_call_id: is missing"),
+    ("openai-chat", {"messages": [{"role": "tool", "tool_call_id": 7, "content": "x"}]},
+     "messages[0].tool_call_id: must be a string, not a number"),
     ("anthropic-messages", {"messages": [{"role": "system", "content": "x"}]},
      "messages[0].role: must be 'user' or 'assistant', not 'system'; put system prompts in the top-level"),
     ("anthropic-messages", {"messages": [{"role": "user"}]}, "messages[0].content: is required"),
@@ -98,6 +99,7 @@ def test_unknown_api_lists_the_known_ones() -> None:
     [
         ({"orphan_tool_call": "delete"}, "orphan_tool_call must be 'pair' or 'drop'"),
         ({"trailing_tool_call": "pair-later"}, "trailing_tool_call must be 'pair' or 'leave'"),
+        ({"trailing_assistant": "strip"}, "trailing_assistant must be 'keep', 'drop' or 'auto'"),
         ({"synthetic_result_text": "   "}, "synthetic_result_text must be a non-blank string"),
         ({"synthetic_result_text": "{tool} failed"}, "may use {name} and {id} only, not {tool}"),
         ({"synthetic_result_text": "{name"}, "not a valid template"),
@@ -134,3 +136,14 @@ def test_large_broken_transcript_is_repaired_in_linear_time() -> None:
     result = sanitize({"messages": messages}, api="openai-chat")
     assert [(r.code, r.tool_call_id) for r in result.repairs] == [("TP001", "c1250")]
     assert len(result.body["messages"]) == 10_001
+
+
+def test_the_model_a_caller_names_decides_whether_a_prefill_goes() -> None:
+    # Bedrock and Vertex name the model in the URL, not the body: the caller passes it.
+    body = {"max_tokens": 10, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "The"}]}
+    assert sanitize(body, api="anthropic-messages").body is body
+    repaired = sanitize(body, api="anthropic-messages", model="us.anthropic.claude-opus-4-6-v1:0")
+    assert [r.code for r in repaired.repairs] == ["AN009"]
+    assert repaired.body["messages"] == body["messages"][:1]
+    kept = sanitize(body, api="anthropic-messages", model="claude-opus-4-6", policy=Policy(trailing_assistant="keep"))
+    assert kept.body is body

@@ -23,7 +23,9 @@ UPDATE = os.environ.get("SUTURE_UPDATE_GOLDEN") == "1"
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_golden_case(case: Case) -> None:
     pristine = copy.deepcopy(case.before)
-    result = sanitize(case.before, api=case.api, policy=Policy.from_mapping(case.policy), provider=case.provider)
+    result = sanitize(
+        case.before, api=case.api, policy=Policy.from_mapping(case.policy), provider=case.provider, model=case.model
+    )
     repairs = [r.as_dict() for r in result.repairs]
     if UPDATE:
         rewrite(case, result.body, repairs)
@@ -40,11 +42,11 @@ def test_golden_output_settles(case: Case) -> None:
     """Repairs converge: the repaired body needs no further repair, and serialises the same twice."""
     assert case.after is not None
     policy = Policy.from_mapping(case.policy)
-    again = sanitize(case.after, api=case.api, policy=policy, provider=case.provider)
+    again = sanitize(case.after, api=case.api, policy=policy, provider=case.provider, model=case.model)
     assert again.repairs == []
     assert again.body is case.after
-    first = sanitize(case.before, api=case.api, policy=policy, provider=case.provider).body
-    second = sanitize(copy.deepcopy(case.before), api=case.api, policy=policy, provider=case.provider).body
+    first = sanitize(case.before, api=case.api, policy=policy, provider=case.provider, model=case.model).body
+    second = sanitize(copy.deepcopy(case.before), api=case.api, policy=policy, provider=case.provider, model=case.model).body
     assert json.dumps(first, sort_keys=False) == json.dumps(second, sort_keys=False)
 
 
@@ -53,7 +55,8 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
     assert case.after is not None
     if case.expect_valid:
         assert problems(case.after, case.api) == []
-        assert [v.message for v in validate(case.after, api=case.api, provider=validator_provider(case.api, case.provider))] == []
+        checked_as = validator_provider(case.api, case.provider)
+        assert [v.message for v in validate(case.after, api=case.api, provider=checked_as, model=case.model)] == []
     else:
         assert problems(case.after, case.api) != [] or case.api not in ("openai-chat", "anthropic-messages")
         assert validate(case.after, api=case.api) != []

@@ -1,0 +1,22 @@
+"""Item ids and whole items of OpenAI Responses, for the RS rules."""
+
+from __future__ import annotations
+
+import json
+
+from .._ir import Part
+
+
+def item_id(part: Part) -> str | None:
+    """The item's own ``id`` (``rs_``, ``fc_``, ``msg_``...), if it has one."""
+    ident = part.raw.get("id") if isinstance(part.raw, dict) else None
+    return ident if isinstance(ident, str) and ident else None
+
+
+def without_id(part: Part) -> Part:
+    return Part(part.kind, {k: v for k, v in part.raw.items() if k != "id"}, part.call_id, part.name)
+
+
+def whole(part: Part) -> str:
+    """The whole item as compact JSON, so a dropped item survives in the repair record."""
+    return json.dumps(part.raw, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

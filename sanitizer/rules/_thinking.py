@@ -1,0 +1,22 @@
+"""Where thinking blocks go when a repair merges or reorders an assistant turn."""
+
+from __future__ import annotations
+
+from .._ir import THINKING, Part
+
+
+def thinking_first(parts: list[Part]) -> list[Part] | None:
+    """``parts`` with their first run of thinking blocks moved to the front, or ``None`` if it is there.
+
+    Claude rejects an assistant message that holds thinking but starts with anything else
+    ("If an assistant message contains any thinking blocks, the first block must be thinking or
+    redacted_thinking"). The blocks are moved, never edited or split, and everything else keeps
+    its order: a text written before a merged-in thinking turn lands right after its thinking.
+    """
+    start = next((n for n, p in enumerate(parts) if p.kind == THINKING), None)
+    if start is None or start == 0:
+        return None
+    end = start
+    while end < len(parts) and parts[end].kind == THINKING:
+        end += 1
+    return parts[start:end] + parts[:start] + parts[end:]

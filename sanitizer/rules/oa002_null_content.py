@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._ir import RESULT, Part, Transcript
+from ._base import Context, Rule
+
+# Fields that say nothing once the content is gone: a message with only these holds nothing.
+_BARE = frozenset({"role", "content", "name", "tool_calls"})
+
+
+class NullContent(Rule):
+    """
+    What it repairs:
+        ``content: null`` where only a string will do: a tool message whose tool returned
+        nothing (None), an assistant message that calls no tool (an SDK that stores an empty
+        answer as null), a user or system message.
+
+    Why:
+        OpenAI: "Invalid value for 'content': expected a string, got null."
+        Groq: "'messages.3' : for 'role:tool' the following must be satisfied
+        [('messages.3.content' : value must be a string)]"
+
+    Example:
+        Before: user "hi" / assistant {"content": null} / user "are you there?"
+        After:  user "hi" / user "are you there?"
+        Before: assistant calls search (call_1) / tool result for call_1 {"content": null}
+        After:  assistant calls search (call_1) / tool result for call_1 {"content": ""}
+
+    Safety:
+        Nothing is lost: null content holds no text. A tool message keeps answering its call,
+        with an empty string (every OpenAI-compatible provider takes an empty tool result). Any
+        other message that holds nothing else is removed rather than given an empty string,
+        which several compatible providers refuse (Anthropic's and Gemini's endpoints, xAI,
+        Bedrock-backed gateways); one that still carries something (a refusal, audio,
+        reasoning_content) is kept with an empty string. An assistant message with tool calls or
+        a legacy function_call may have null content and is left alone.
+    """
+
+    code = "OA002"
+    name = "null-content"
+    apis = frozenset({"openai-chat"})
+    fixes: ClassVar[tuple[str, ...]] = ("openai.O6",)
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        kept = []
+        for entry in transcript.entries:
+            source = entry.source
+            if entry.origin is None or "content" not in source or source["content"] is not None:
+                kept.append(entry)
+                continue
+            if entry.role == "assistant" and (entry.calls() or source.get("function_call") is not None):
+                kept.append(entry)
+                continue
+            if entry.role not in ("tool", "function") and set(source) <= _BARE:
+                ctx.report(self, "removed", entry, None, f"removed {_a(entry.role)} message whose content was "
+                           "null and that held nothing else")
+                continue
+            filled = {**source, "content": ""}
+            entry.source = filled
+            call_id = None
+            if entry.role == "tool":
+                result = entry.parts[0]
+                call_id = result.call_id
+                entry.parts[0] = Part(RESULT, filled, call_id, result.name)
+            ctx.report(self, "filled", entry, call_id, f"replaced the null content of {_a(entry.role)} message "
+                       "with an empty string")
+            kept.append(entry)
+        transcript.entries = kept
+
+
+def _a(role: str) -> str:
+    return f"an {role}" if role[:1] in ("a", "e", "i", "o", "u") else f"a {role}"

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._ir import Entry, Transcript
+from ..validation._openai_chat import deepseek_reasoner
+from ._base import Context, Rule, quoted_content
+from .an009_unsupported_prefill import CONTINUE_TEXT
+
+_SYSTEM = frozenset({"system", "developer"})
+
+
+class FinalAssistantMessage(Rule):
+    """
+    What it repairs:
+        A request that ends on an assistant message without ``prefix: true``, bound for a
+        provider that takes a final assistant message only in prefix mode: DeepSeek's reasoner
+        (system messages after that assistant turn do not count as the end: a client that puts
+        its system prompt or a tool's output last) and Mistral. The assistant message may be a
+        prompt the workflow's author wrote, a cached answer, an interrupted answer.
+
+    Why:
+        DeepSeek: "The last message of deepseek-reasoner must be a user message, or an assistant
+        message with prefix mode on (refer to
+        https://api-docs.deepseek.com/guides/chat_prefix_completion)."
+        Mistral: "Expected last role User or Tool (or Assistant with prefix True) for serving but
+        got assistant"
+
+    Example:
+        Before (model deepseek-reasoner): user "prompt" / assistant "cached answer" /
+                system "You are a professional assistant."
+        After:  user "prompt" / assistant "cached answer" /
+                system "You are a professional assistant." / user "Continue."
+
+    Safety:
+        With policy trailing_assistant ``auto`` (default), a user message "Continue." is added
+        at the end and nothing is dropped: the model goes on from the assistant's text, which is
+        what a final assistant message asks for. Turning on prefix mode instead is not done: it
+        is a beta of DeepSeek's that needs another endpoint. ``drop`` removes the final assistant
+        message(s) instead, keeping their text in the repair record, except where that would
+        lose reasoning_content or leave no user message, or where system messages follow it
+        (they refer to it): "Continue." is added then. ``keep`` leaves the request as it is. A
+        final turn with tool calls (left for the client by trailing_tool_call ``leave``) is left
+        alone.
+    """
+
+    code = "PV006"
+    name = "final-assistant-message"
+    apis = frozenset({"openai-chat"})
+    providers = frozenset({"deepseek", "mistral"})
+    fixes: ClassVar[tuple[str, ...]] = ("deepseek.D5", "mistral.M4")
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        mode = ctx.policy.trailing_assistant
+        deepseek = ctx.provider == "deepseek"
+        if mode == "keep" or (deepseek and not deepseek_reasoner(transcript.body)):
+            return
+        entries = transcript.entries
+        last = len(entries) - 1
+        if deepseek:
+            while last >= 0 and entries[last].role in _SYSTEM:
+                last -= 1
+        if last < 0 or not _open(entries[last]):
+            return
+        start = last
+        while start and _open(entries[start - 1]):
+            start -= 1
+        run = entries[start : last + 1]
+        keeps = [
+            why for why, applies in (
+                ("holds reasoning_content", any("reasoning_content" in e.source for e in run)),
+                ("is followed by system messages", last < len(entries) - 1),
+                ("has no user message before it", not any(e.role == "user" for e in entries[:start])),
+            ) if applies
+        ]
+        if mode == "drop" and not keeps:
+            for entry in run:
+                ctx.report(self, "dropped", entry, None, "removed the final assistant message (policy "
+                           f"trailing_assistant is drop); it said: {quoted_content(entry)}")
+            transcript.entries = entries[:start]
+            return
+        why = "the provider takes a final assistant message only in prefix mode"
+        if mode == "drop":
+            why += f"; it is not dropped because it {' and '.join(keeps)}"
+        ctx.report(self, "added", entries[last], None, f"added a user message {CONTINUE_TEXT!r} at the end ({why})")
+        transcript.entries = [*entries, ctx.dialect.text_entry("user", CONTINUE_TEXT)]
+
+
+def _open(entry: Entry) -> bool:
+    """An assistant message a request may not end on: no prefix flag, no calls left to the client."""
+    return entry.role == "assistant" and entry.source.get("prefix") is not True and not entry.calls()
+

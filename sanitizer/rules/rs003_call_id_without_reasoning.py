@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._ir import CALL, TEXT, THINKING, Transcript
+from ..dialects.openai_responses import reasoning_model
+from ._base import Context, Rule
+from ._items import item_id, without_id
+
+# Messages that open a new exchange: the model's items after one were produced by a later response.
+_TURN_ROLES = frozenset({"user", "system", "developer"})
+
+
+class CallIdWithoutReasoning(Rule):
+    """
+    What it repairs:
+        An OpenAI Responses ``function_call`` replayed with its ``fc_`` item id but without the
+        reasoning item it was produced with, for a reasoning model (o-series, gpt-5, codex):
+        a history store or memory window that keeps calls and drops reasoning, or reasoning
+        dropped by dangling-reasoning or unstored-item.
+
+    Why:
+        The server links the call's item id to its reasoning item and wants both.
+        OpenAI Responses: "Item 'fc_07d3...' of type 'function_call' was provided without its
+        required 'reasoning' item: 'rs_07d3...'."
+
+    Example:
+        Before (gpt-5): user "search" / function_call call_1 (id fc_1) / output call_1 /
+                user "next"
+        After:  user "search" / function_call call_1 (no id) / output call_1 / user "next"
+
+    Safety:
+        Removes the item ``id`` only: ``call_id``, which pairs the call with its output, the
+        name and the arguments stay, so the replayed call is read as plain input (what the
+        OpenAI SDKs do when reasoning is not kept). Calls after a reasoning item of their turn
+        keep their ids; with previous_response_id or a conversation nothing is changed.
+    """
+
+    code = "RS003"
+    name = "call-id-without-reasoning"
+    apis = frozenset({"openai-responses"})
+    fixes: ClassVar[tuple[str, ...]] = ("responses.R4",)
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        if not reasoning_model(ctx.model) or ctx.dialect.history_elsewhere(transcript.body):
+            return
+        reasoned = False
+        for entry in transcript.entries:
+            for n, part in enumerate(entry.parts):
+                if part.kind == THINKING:
+                    reasoned = True
+                elif part.kind == TEXT and isinstance(part.raw, dict) and part.raw.get("role") in _TURN_ROLES:
+                    reasoned = False
+                elif part.kind == CALL and not reasoned and part.raw.get("type") == "function_call":
+                    ident = item_id(part)
+                    if ident is None or not ident.startswith("fc_"):
+                        continue
+                    ctx.report(
+                        self, "stripped", entry, part.call_id,
+                        f"removed item id {ident!r} from a call replayed without the reasoning item "
+                        "it was produced with",
+                    )
+                    entry.parts[n] = without_id(part)
+                    entry.dirty = True

@@ -1,0 +1,262 @@
+"""Anthropic repairs end to end: the official SDK -> the strict emulator (400) -> and through Suture (200).
+
+One class of transcript defect per test (issue 14): the body as an agent sends it is answered
+with the provider's exact 400 when it goes straight to the emulator, and with 200 when Suture
+sits in front of the same emulator; the emulator's log shows what Suture forwarded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from proxy.emulator import EmulatorConfig, build_emulator_app
+from tests.proxy.helpers import suture
+from tests.servers import running_server
+
+KEY = "sk-ant-canary-0123456789"
+MODEL = "claude-haiku-4-5"
+TOOLS = [{"name": "get_weather", "description": "Weather", "input_schema": {"type": "object"}}]
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+THINK = {"type": "thinking", "thinking": "Call the weather tool.", "signature": "EqQBCkgIARABGAIiQL4s"}
+THINK_AGAIN = {"type": "thinking", "thinking": "Now Rome.", "signature": "EqQBCkgIARABGAIiQM7z"}
+A1 = (
+    "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+
+
+def tool_use(call_id: str, arguments: Any = None) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": "get_weather", "input": {"city": "Paris"} if arguments is None else arguments}
+
+
+def tool_result(call_id: str, text: str = "Sunny") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": text}
+
+
+@dataclass
+class Stack:
+    emulator: str
+    record: Path
+    suture: str
+
+    def client(self, *, direct: bool = False) -> anthropic.Anthropic:
+        return anthropic.Anthropic(base_url=self.emulator if direct else self.suture, api_key=KEY, max_retries=0, timeout=10)
+
+    def last_forwarded(self) -> dict[str, Any]:
+        lines = [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines()]
+        got = [e for e in lines if "event" not in e][-1]
+        assert got["status"] == 200, got
+        body: dict[str, Any] = got["body"]
+        return body
+
+    def rejected(self, body: dict[str, Any]) -> str:
+        """The emulator's 400 for ``body`` sent straight to it."""
+        with self.client(direct=True) as direct, pytest.raises(anthropic.BadRequestError) as info:
+            direct.messages.create(**body)
+        assert info.value.status_code == 400
+        message: str = info.value.body["error"]["message"]  # type: ignore[index]
+        return message
+
+    def accepted(self, body: dict[str, Any], *, stream: bool = False) -> tuple[int, dict[str, Any]]:
+        """Suture's answer to ``body``: the number of repairs it made, and what it forwarded."""
+        with self.client() as client:
+            if stream:
+                with client.messages.stream(**body) as events:
+                    assert events.get_final_text()
+                    repairs = int(events.response.headers["x-suture-repairs"])
+            else:
+                raw = client.messages.with_raw_response.create(**body)
+                assert raw.status_code == 200
+                assert raw.parse().content
+                repairs = int(raw.headers["x-suture-repairs"])
+        return repairs, self.last_forwarded()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    record = tmp_path_factory.mktemp("anthropic-repairs") / "emulator.jsonl"
+    app = build_emulator_app(EmulatorConfig(provider="anthropic", record_path=record))
+    with contextlib.ExitStack() as stack:
+        emulator = stack.enter_context(running_server(app, timeout_graceful_shutdown=1))
+        url = stack.enter_context(suture(anthropic={"upstream": emulator}))
+        yield Stack(emulator, record, url)
+
+
+def kinds(message: dict[str, Any]) -> list[str]:
+    content = message["content"]
+    return ["string"] if isinstance(content, str) else [block["type"] for block in content]
+
+
+# --- Removing empty content never leaves `messages: []` --------------------------------------
+
+
+def test_a_conversation_of_blank_messages_keeps_a_placeholder(stack: Stack) -> None:
+    body = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": " \n"}]}
+    assert stack.rejected(body) == "messages: text content blocks must contain non-whitespace text"
+    # What removing the blank message alone would forward.
+    assert stack.rejected({**body, "messages": []}) == "messages: at least one message is required"
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 3  # blank text dropped, empty message removed, placeholder added
+    [message] = forwarded["messages"]
+    assert message["role"] == "user"
+    assert message["content"][0]["text"].strip()
+
+
+# --- A final assistant message ending in whitespace -------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_final_assistant_trailing_whitespace_is_trimmed(stack: Stack, stream: bool) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "Continue the story."},
+            {"role": "assistant", "content": [{"type": "text", "text": "Once upon a time\n"}]},
+        ],
+    }
+    assert stack.rejected(body) == "messages: final assistant content cannot end with trailing whitespace"
+
+    repairs, forwarded = stack.accepted(body, stream=stream)
+    assert repairs == 1
+    assert forwarded["messages"][-1]["content"] == [{"type": "text", "text": "Once upon a time"}]
+
+
+# --- Prefill on a model that refuses it --------------------------------------------------------
+
+
+def test_prefill_is_dropped_for_a_model_that_refuses_it(stack: Stack) -> None:
+    body = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Summarise the file."}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "The file defines"}]},
+        ],
+    }
+    assert stack.rejected(body) == (
+        "This model does not support assistant message prefill. The conversation must end with a user message."
+    )
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert [m["role"] for m in forwarded["messages"]] == ["user"]
+
+
+def test_prefill_on_a_model_that_takes_it_passes_untouched(stack: Stack) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "JSON please"}, {"role": "assistant", "content": "{"}],
+    }
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 0
+    assert forwarded["messages"] == body["messages"]
+
+
+# --- Text after a tool_use in the same assistant message ---------------------------------------
+
+
+def test_text_after_tool_use_is_moved_before_it(stack: Stack) -> None:
+    # The recorded rejection (opencode's cassette): the API names messages.1, the message after the turn.
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "tools": TOOLS,
+        "messages": [
+            {"role": "assistant", "content": [tool_use("call_1"), {"type": "text", "text": "I will check the weather."}]},
+            {"role": "user", "content": [tool_result("call_1", '{"temperature":"72F"}')]},
+            {"role": "user", "content": [{"type": "text", "text": "Use that result to answer briefly."}]},
+        ],
+    }
+    assert stack.rejected(body) == A1.format(n=1, ids="call_1")
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert kinds(forwarded["messages"][0]) == ["text", "tool_use"]
+
+
+# --- Thinking stays first when repairs merge or reorder ---------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_recovery_message_moved_after_a_late_result_keeps_thinking_first(stack: Stack, stream: bool) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 2048,
+        "thinking": THINKING,
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": "Weather in Paris, then Rome?"},
+            {"role": "assistant", "content": [THINK, tool_use("toolu_01Paris")]},
+            {"role": "assistant", "content": "I noticed that you have interrupted me. What can I do for you?"},
+            {"role": "user", "content": [tool_result("toolu_01Paris")]},
+            {"role": "assistant", "content": [THINK_AGAIN, tool_use("toolu_01Rome", {"city": "Rome"})]},
+            {"role": "user", "content": [tool_result("toolu_01Rome", "Cloudy")]},
+        ],
+    }
+    # The recovery message merges into the call's turn, after the call: the error names the result's message.
+    assert stack.rejected(body) == A1.format(n=3, ids="toolu_01Paris")
+
+    repairs, forwarded = stack.accepted(body, stream=stream)
+    assert repairs == 2  # moved after the result, then merged behind the next turn's thinking
+    messages = forwarded["messages"]
+    assert [kinds(m) for m in messages[1:]] == [
+        ["thinking", "tool_use"],
+        ["tool_result"],
+        ["thinking", "text", "tool_use"],
+        ["tool_result"],
+    ]
+    # Thinking blocks reach the provider exactly as the client sent them.
+    assert messages[1]["content"][0] == THINK
+    assert messages[3]["content"][0] == THINK_AGAIN
+
+
+def test_redacted_thinking_after_tool_use_moves_ahead_of_it(stack: Stack) -> None:
+    redacted = {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix"}
+    body = {
+        "model": MODEL,
+        "max_tokens": 2048,
+        "thinking": THINKING,
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "load the skill"}]},
+            {"role": "assistant", "content": [tool_use("call_abc"), redacted]},
+            {"role": "user", "content": [tool_result("call_abc", "(skill contents)")]},
+        ],
+    }
+    assert stack.rejected(body) == A1.format(n=2, ids="call_abc")
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["messages"][1]["content"] == [redacted, tool_use("call_abc")]
+
+
+# --- tool_use.input that is not an object -------------------------------------------------------
+
+
+def test_tool_input_that_is_not_an_object_is_replaced(stack: Stack) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": [tool_use("toolu_01Cut", '{"city": "Par')]},
+            {"role": "user", "content": [tool_result("toolu_01Cut", "Error: 1: 1")]},
+        ],
+    }
+    assert stack.rejected(body) == "messages.1.content.0.tool_use.input: Input should be a valid dictionary"
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["messages"][1]["content"][0]["input"] == {}

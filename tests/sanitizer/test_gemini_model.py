@@ -1,0 +1,106 @@
+"""Repairs that depend on the model: Gemini 3's thought signatures, for native and Chat bodies."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from sanitizer import Policy, PolicyError, sanitize, validate
+from sanitizer.validation._gemini import signature_required
+
+DUMMY = "skip_thought_signature_validator"
+
+
+def native(*, signed: bool = False) -> dict[str, Any]:
+    call: dict[str, Any] = {"functionCall": {"name": "ls", "args": {}}}
+    if signed:
+        call["thoughtSignature"] = "c2ln"
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "list files"}]},
+            {"role": "model", "parts": [call]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"output": "a.txt"}}}]},
+        ]
+    }
+
+
+def chat(model: str) -> dict[str, Any]:
+    return {
+        "model": model,
+        "messages": [
+            {"role": "user", "content": "list files"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("model", "required"),
+    [
+        ("gemini-3-pro-preview", True),
+        ("gemini-3-flash-preview", True),
+        ("gemini-3.1-pro-preview", True),
+        ("models/gemini-3-pro-preview", True),
+        ("google/gemini-3-pro-preview", True),
+        ("gemini-4", True),
+        ("gemini-3-pro-image-preview", False),
+        ("gemini-2.5-pro", False),
+        ("gemini-2.0-flash", False),
+        ("gemini-flash-latest", False),
+        ("gpt-4.1", False),
+        (None, False),
+    ],
+)
+def test_models_that_require_signatures(model: str | None, required: bool) -> None:
+    assert signature_required(model) is required
+
+
+def test_a_clean_native_body_for_gemini_3_gets_signatures() -> None:
+    body = native()
+    pristine = copy.deepcopy(body)
+    result = sanitize(body, api="gemini", model="gemini-3-pro-preview")
+    assert body == pristine
+    assert [r.code for r in result.repairs] == ["GM003"]
+    assert result.body["contents"][1]["parts"][0]["thoughtSignature"] == DUMMY
+    assert validate(result.body, api="gemini", model="gemini-3-pro-preview") == []
+
+
+@pytest.mark.parametrize("model", [None, "gemini-2.5-flash"])
+def test_a_native_body_for_another_model_keeps_the_fast_path(model: str | None) -> None:
+    body = native()
+    assert sanitize(body, api="gemini", model=model).body is body
+
+
+def test_signed_calls_keep_the_fast_path() -> None:
+    body = native(signed=True)
+    assert sanitize(body, api="gemini", model="gemini-3-pro-preview").body is body
+
+
+def test_policy_leave_forwards_unsigned_calls() -> None:
+    body = native()
+    policy = Policy(missing_thought_signature="leave")
+    assert sanitize(body, api="gemini", model="gemini-3-pro-preview", policy=policy).body is body
+
+
+def test_unknown_policy_value_is_refused() -> None:
+    with pytest.raises(PolicyError, match="missing_thought_signature"):
+        Policy.from_mapping({"missing_thought_signature": "strip"})
+
+
+def test_a_chat_body_names_its_own_model() -> None:
+    repaired = sanitize(chat("gemini-3-pro-preview"), api="openai-chat", provider="gemini")
+    assert [r.code for r in repaired.repairs] == ["GM003"]
+    [call] = repaired.body["messages"][1]["tool_calls"]
+    assert call["extra_content"] == {"google": {"thought_signature": DUMMY}}
+    assert validate(repaired.body, api="openai-chat", provider="gemini-openai-compat") == []
+    assert sanitize(chat("gemini-2.5-flash"), api="openai-chat", provider="gemini").repairs == []
+
+
+def test_a_chat_body_for_openai_is_not_signed() -> None:
+    body = chat("gemini-3-pro-preview")
+    assert sanitize(body, api="openai-chat").body is body
