@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
@@ -58,3 +59,31 @@ def wait_until_ready(base_url: str, process: subprocess.Popen[Any] | None = None
         assert process is None or process.poll() is None, "the server exited before it was ready"
         assert time.monotonic() < deadline, f"{base_url} did not become ready within {timeout} s"
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def running_asyncio_server(
+    handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]], *, port: int = 0
+) -> Iterator[str]:
+    """A raw asyncio server (``handle`` per connection) on 127.0.0.1, in a background thread with
+    its own loop; yields its base URL and stops it on exit."""
+    started = threading.Event()
+    state: dict[str, Any] = {}
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=1024)
+        state["url"] = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        state["loop"], state["stop"] = asyncio.get_running_loop(), asyncio.Event()
+        started.set()
+        async with server:
+            await state["stop"].wait()
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), name="asyncio-server", daemon=True)
+    thread.start()
+    if not started.wait(10):
+        raise RuntimeError("the asyncio server did not start")
+    try:
+        yield state["url"]
+    finally:
+        state["loop"].call_soon_threadsafe(state["stop"].set)
+        thread.join(10)

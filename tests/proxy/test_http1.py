@@ -186,6 +186,21 @@ def answering(answer: bytes) -> Handler:
     return handler
 
 
+def answering_in_parts(first: bytes, rest: bytes, separately: bool) -> Handler:
+    """Answers every request with ``first + rest``: in one write, or in two a moment apart."""
+
+    async def handler(peer: Peer) -> None:
+        while await peer.request() is not None:
+            if separately:
+                await peer.send(first)
+                await asyncio.sleep(0.01)
+                await peer.send(rest)
+            else:
+                await peer.send(first + rest)
+
+    return handler
+
+
 async def get(pool: ConnectionPool, target: bytes = b"/") -> tuple[Response, bytes]:
     response = await pool.request(b"GET", target, [], None)
     try:
@@ -405,14 +420,7 @@ def test_interim_answers_are_skipped_for_the_final_one(run: Run[None], separatel
     interim = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
     final = b"HTTP/1.1 201 Created\r\nX-Final: 1\r\nContent-Length: 4\r\n\r\ndone"
 
-    async def handler(peer: Peer) -> None:
-        while await peer.request() is not None:
-            if separately:
-                await peer.send(interim)
-                await asyncio.sleep(0.01)
-                await peer.send(final)
-            else:
-                await peer.send(interim + final)
+    handler = answering_in_parts(interim, final, separately)
 
     async def test() -> None:
         async with Server(handler) as server:
@@ -677,14 +685,7 @@ def test_trailers_are_never_merged_into_the_headers(run: Run[None], separately: 
     head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
     rest = b"2\r\nok\r\n0\r\nX-Injected: 1\r\nSet-Cookie: session=upstream\r\n\r\n"
 
-    async def handler(peer: Peer) -> None:
-        while await peer.request() is not None:
-            if separately:
-                await peer.send(head)
-                await asyncio.sleep(0.01)
-                await peer.send(rest)
-            else:
-                await peer.send(head + rest)
+    handler = answering_in_parts(head, rest, separately)
 
     async def test() -> None:
         async with Server(handler) as server:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import orjson
+
+from tests.servers import running_asyncio_server
 
 ORPHAN = "call_orphan"
 
@@ -47,32 +48,13 @@ class FaultyUpstream:
     completed_streams: int = 0
     url: str = ""
     port: int = 0
-    _loop: asyncio.AbstractEventLoop | None = None
 
     @contextlib.contextmanager
     def running(self) -> Iterator[str]:
         """Serve on 127.0.0.1 in a background thread; yield the base URL."""
-        started = threading.Event()
-        stop: list[asyncio.Event] = []
-
-        async def main() -> None:
-            server = await asyncio.start_server(self._connection, "127.0.0.1", self.port, backlog=1024)
-            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-            self._loop = asyncio.get_running_loop()
-            stop.append(asyncio.Event())
-            started.set()
-            async with server:
-                await stop[0].wait()
-
-        thread = threading.Thread(target=asyncio.run, args=(main(),), name="faulty-upstream", daemon=True)
-        thread.start()
-        started.wait(10)
-        try:
-            yield self.url
-        finally:
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(stop[0].set)
-            thread.join(10)
+        with running_asyncio_server(self._connection, port=self.port) as url:
+            self.url = url
+            yield url
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections_opened += 1

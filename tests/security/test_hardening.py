@@ -20,6 +20,7 @@ import pytest
 from proxy.settings import Settings
 from tests.proxy.helpers import LogLines, suture
 from tests.reliability.faulty import ORPHAN, FaultyUpstream
+from tests.servers import running_asyncio_server
 
 OWN_KEY = "sk-suture-own-upstream-key-5f1e9c"
 CLIENT_KEY = "suture-client-key-a41b7d"
@@ -154,13 +155,9 @@ class HangingUpstream:
         self.closed_at: list[float] = []
         self.requests = 0
         self.url = ""
-        self._loop: asyncio.AbstractEventLoop | None = None
 
     @contextlib.contextmanager
     def running(self) -> Iterator[str]:
-        started = threading.Event()
-        stop: list[asyncio.Event] = []
-
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await reader.readuntil(b"\r\n\r\n")
             self.requests += 1
@@ -169,24 +166,9 @@ class HangingUpstream:
             self.closed_at.append(time.monotonic())
             writer.close()
 
-        async def main() -> None:
-            server = await asyncio.start_server(handle, "127.0.0.1", 0)
-            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-            self._loop = asyncio.get_running_loop()
-            stop.append(asyncio.Event())
-            started.set()
-            async with server:
-                await stop[0].wait()
-
-        thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
-        thread.start()
-        started.wait(10)
-        try:
-            yield self.url
-        finally:
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(stop[0].set)
-            thread.join(10)
+        with running_asyncio_server(handle) as url:
+            self.url = url
+            yield url
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/models"])
