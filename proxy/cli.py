@@ -134,13 +134,19 @@ def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="print the repair-rule reference (what, why, example, safety)",
         description="Print the repair-rule reference, generated from the rules' own documentation.",
     )
+    parser.add_argument(
+        "--violations",
+        action="store_true",
+        help="print instead every error the validator reports: its providers, message, source, and the "
+        "rules that repair it (or why none can)",
+    )
     parser.set_defaults(handler=_rules)
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from sanitizer.rules import reference
+    from sanitizer.rules import reference, violations_reference
 
-    sys.stdout.write(reference())
+    sys.stdout.write(violations_reference() if args.violations else reference())
     return 0
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import SecretStr
 
-from sanitizer import SanitizeError, UnknownProviderError, sanitize
+from sanitizer.providers import accepts
 
 from .settings import ConfigError, Settings, key_problem
 
@@ -102,17 +102,8 @@ def build_router(settings: Settings, environ: Mapping[str, str] | None = None) -
 
 
 def _repairable(provider: str | None) -> frozenset[str]:
-    # Asked once here, so no request pays for an UnknownProviderError: an Anthropic body bound for
-    # Mistral through litellm's adapter, say, gets Anthropic's rules until the sanitizer knows more.
+    # Resolved once here, through the provider table: an Anthropic body bound for Groq through
+    # litellm's adapter, say, gets Anthropic's rules until the table knows that binding.
     if provider is None:
         return frozenset()
-    accepted = set()
-    for api in ("openai-chat", "anthropic-messages"):
-        try:
-            sanitize({"messages": []}, api=api, provider=provider)
-        except UnknownProviderError:
-            continue
-        except SanitizeError:
-            pass
-        accepted.add(api)
-    return frozenset(accepted)
+    return frozenset(api for api in ("openai-chat", "anthropic-messages") if accepts(api, provider))

@@ -13,7 +13,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
-from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize, validator_provider
+from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
 from sanitizer.validation import validate
 
 from .capture import STRICT_REJECTED, CaptureDraft, safe_headers
@@ -129,10 +129,9 @@ async def _repair_and_send(
     if mode == "strict":
         problems = [_describe_repair(r) for r in result.repairs]
         try:
-            # As `suture check` resolves it: a Chat body bound for Anthropic through litellm is
-            # judged by Anthropic's OpenAI-compatible rules, not OpenAI's.
-            checked = validator_provider(api, provider)
-            problems += [f"{v.rule}: {v.message}" for v in await run(_validate, body, api, checked, model)]
+            # validate() resolves the provider through the table as sanitize() and `suture check` do:
+            # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
+            problems += [f"{v.rule}: {v.message}" for v in await run(_validate, body, api, provider, model)]
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:

@@ -4,39 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import SanitizeError, UnknownAPIError, UnknownProviderError
+from ._errors import SanitizeError, UnknownAPIError
 from ._model import SanitizeResult
 from ._policy import Policy
 from .dialects import DIALECTS
 from .dialects._shape import type_name
 from .dialects.gemini import unsigned_calls
+from .providers import ACCEPTED, TABLE, accepts, binding
 from .rules import RULES, Context
 from .rules.an009_unsupported_prefill import refuses_prefill
-from .validation import PROVIDERS
 from .validation._gemini import signature_required
 from .validation._openai_chat import openrouter_upstream
 
 APIS = tuple(DIALECTS)
 
-# The providers a body of each format can be bound for. Besides the API's own and its
-# compatible hosts, a gateway (LiteLLM) can translate an OpenAI Chat body for Anthropic,
-# Bedrock or Gemini, or an Anthropic body for an OpenAI-compatible provider, whose rules then
-# apply on top of the format's.
-SANITIZE_PROVIDERS: dict[str, tuple[str, ...]] = {
-    "openai-chat": ("openai", "azure", "mistral", "deepseek", "groq", "moonshot", "minimax", "openrouter",
-                    "vllm", "anthropic", "bedrock", "gemini"),
-    "anthropic-messages": ("anthropic", "bedrock", "vertex", "openai", "mistral", "deepseek"),
-    "openai-responses": ("openai", "azure"),
-    "gemini": ("gemini", "vertex"),
-    "bedrock-converse": ("bedrock",),
-}
-# A gateway's target checks a Chat body the way its own OpenAI-compatible endpoint would.
-_GATEWAY_CHECKS = {"anthropic": "anthropic-openai-compat", "gemini": "gemini-openai-compat", "bedrock": None}
+# The names sanitize() and validate() take for each format, aliases included (the table's).
+SANITIZE_PROVIDERS = ACCEPTED
 _DEFAULT_POLICY = Policy()
 _RULES = {
     (api, provider): tuple(r for r in RULES if r.applies_to(api, provider))
-    for api, providers in SANITIZE_PROVIDERS.items()
-    for provider in (None, *providers)
+    for api, bindings in TABLE.items()
+    for provider in (None, *(b.rules for b in bindings))
 }
 
 
@@ -60,9 +48,9 @@ def sanitize(
     dialect = DIALECTS.get(api)
     if dialect is None:
         raise UnknownAPIError(f"unknown api {api!r}; known: {', '.join(APIS)}")
-    if provider is not None and provider not in SANITIZE_PROVIDERS[api]:
-        known = ", ".join(SANITIZE_PROVIDERS[api])
-        raise UnknownProviderError(f"unknown provider {provider!r} for api {api!r}; known: {known}")
+    if provider is not None:
+        # An alias (anthropic-openai-compat) gets the rules of the provider it names.
+        provider = binding(api, provider).rules
     if not isinstance(body, dict):
         raise SanitizeError("", f"the request body must be a JSON object, not {type_name(body)}")
     if provider == "openrouter" and api == "openai-chat":
@@ -115,13 +103,12 @@ def _refused_prefill(api: str, body: dict[str, Any], policy: Policy, model: str 
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:
-    """The provider name ``validate`` knows for a body of ``api`` bound for ``provider``.
+    """The validator profile (see :mod:`sanitizer.providers`) for a body of ``api`` bound for
+    ``provider``; None for None, or for a name the table does not know for ``api``.
 
-    They are the same except for bodies a gateway translates: a Chat body bound for Anthropic or
-    Gemini is checked as those providers' OpenAI-compatible endpoints would check it; one bound
-    for Bedrock, or an Anthropic body bound for a Chat provider, by its own format's rules (the
-    validator has no view of the translated body).
+    ``validate`` takes the same names as ``sanitize`` and resolves them itself; this names the
+    profile it picks (``anthropic-openai-compat`` for a Chat body bound for ``anthropic``).
     """
-    if api == "openai-chat" and provider in _GATEWAY_CHECKS:
-        return _GATEWAY_CHECKS[provider]
-    return provider if provider is None or provider in PROVIDERS[api] else None
+    if provider is None or not accepts(api, provider):
+        return None
+    return binding(api, provider).profile

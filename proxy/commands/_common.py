@@ -10,8 +10,6 @@ from typing import Any
 
 from sanitizer import (
     APIS,
-    PROVIDERS,
-    SANITIZE_PROVIDERS,
     Policy,
     PolicyError,
     Repair,
@@ -21,8 +19,8 @@ from sanitizer import (
     Violation,
     sanitize,
     validate,
-    validator_provider,
 )
+from sanitizer.providers import ACCEPTED
 
 from ..payloads import Payload, PayloadError, read_payload
 
@@ -42,14 +40,14 @@ def fail(message: str) -> int:
 def add_input_options(parser: argparse.ArgumentParser, *, provider: bool = True) -> None:
     parser.add_argument(
         "--api",
-        choices=sorted(PROVIDERS),
+        choices=sorted(ACCEPTED),
         help="the body's wire format (default: detected from its shape, and shown)",
     )
     if provider:
         parser.add_argument(
             "--provider",
             help="whose rules to check against (default: the API's own; e.g. "
-            + "; ".join(f"{api}: {', '.join(names)}" for api, names in PROVIDERS.items())
+            + "; ".join(f"{api}: {', '.join(names)}" for api, names in ACCEPTED.items())
             + ")",
         )
     parser.add_argument(
@@ -73,16 +71,16 @@ def load(path: str, api: str | None) -> Payload:
 def provider_of(api: str, provider: str | None) -> str:
     """``provider`` checked against ``api``, or the API's own provider.
 
-    Any provider the validator knows for the API, or one a gateway can reach with it (an OpenAI
-    Chat body bound for Bedrock through LiteLLM, say), whose rules the sanitizer then applies.
+    Any name the provider table (:mod:`sanitizer.providers`) knows for the API: its own providers,
+    those a gateway can reach with it (an OpenAI Chat body bound for Bedrock through LiteLLM, say),
+    and their aliases. ``sanitize`` and ``validate`` resolve it the same way.
     """
-    if api not in PROVIDERS:
-        raise CommandError(f"unknown api {api!r}; known: {', '.join(PROVIDERS)}")
+    if api not in ACCEPTED:
+        raise CommandError(f"unknown api {api!r}; known: {', '.join(ACCEPTED)}")
     if provider is None:
-        return PROVIDERS[api][0]
-    known = list(dict.fromkeys((*PROVIDERS[api], *SANITIZE_PROVIDERS.get(api, ()))))
-    if provider not in known:
-        raise CommandError(f"unknown provider {provider!r} for api {api}; known: {', '.join(known)}")
+        return ACCEPTED[api][0]
+    if provider not in ACCEPTED[api]:
+        raise CommandError(f"unknown provider {provider!r} for api {api}; known: {', '.join(ACCEPTED[api])}")
     return provider
 
 
@@ -128,12 +126,11 @@ def examine(payload: Payload, provider: str, policy: Policy | None = None, model
     """Validate ``payload`` for ``provider``, repair it when Suture can, and validate the repair.
 
     ``model`` where the body does not name it, else the one in the payload's request path."""
-    checked_as = validator_provider(payload.api, provider)
     if model is None and payload.path is not None:
         named = _PATH_MODEL.search(payload.path)
         model = named.group(1) if named else None
     try:
-        violations = validate(payload.body, api=payload.api, provider=checked_as, model=model)
+        violations = validate(payload.body, api=payload.api, provider=provider, model=model)
     except SanitizeError as exc:
         return Findings(payload, provider, [], [], None, [], shape_error=str(exc))
     except (UnknownAPIError, UnknownProviderError) as exc:
@@ -141,12 +138,11 @@ def examine(payload: Payload, provider: str, policy: Policy | None = None, model
     if payload.api not in APIS:
         return Findings(payload, provider, violations, [], None, violations)
     try:
-        bound_for = provider if provider in SANITIZE_PROVIDERS[payload.api] else None
-        result = sanitize(payload.body, api=payload.api, policy=policy, provider=bound_for, model=model)
+        result = sanitize(payload.body, api=payload.api, policy=policy, provider=provider, model=model)
     except SanitizeError as exc:
         return Findings(payload, provider, violations, [], None, violations, shape_error=str(exc))
     remaining = (
-        validate(result.body, api=payload.api, provider=checked_as, model=model) if result.repairs else violations
+        validate(result.body, api=payload.api, provider=provider, model=model) if result.repairs else violations
     )
     return Findings(payload, provider, violations, result.repairs, result.body, remaining)
 

@@ -110,7 +110,7 @@ RULES: tuple[Rule, ...] = (
     EmptyTranscript(),
 )
 
-__all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference"]
+__all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference", "violations_reference"]
 
 
 def reference() -> str:
@@ -120,4 +120,23 @@ def reference() -> str:
         formats = ", ".join(sorted(rule.apis)) if rule.apis else "all formats"
         heading = f"### {rule.code} {rule.name}\n\n_Applies to: {formats}._"
         sections.append(f"{heading}\n\n```\n{rule.documentation()}\n```\n")
+    return "\n".join(sections)
+
+
+def violations_reference() -> str:
+    """Every code the validator reports, who reports it, its texts, its source, and the rules that
+    clear it or why none can (``suture rules --violations``)."""
+    from ..validation._registry import NOT_YET_REPAIRED, REGISTRY, UNREPAIRABLE
+
+    sections = []
+    for entry in REGISTRY.values():
+        fixers = ", ".join(f"{r.code} {r.name}" for r in RULES if entry.code in r.fixes) or "none"
+        lines = [f"### {entry.code}", "", f"- providers: {', '.join(entry.providers)}"]
+        lines += [f"- message: {text!r}" for text in entry.templates]
+        lines += [f"- source: {entry.source}", f"- fixed by: {fixers}"]
+        if entry.code in UNREPAIRABLE:
+            lines.append(f"- unrepairable: {UNREPAIRABLE[entry.code]}")
+        if entry.code in NOT_YET_REPAIRED:
+            lines.append(f"- not yet repaired: {NOT_YET_REPAIRED[entry.code]}")
+        sections.append("\n".join(lines) + "\n")
     return "\n".join(sections)

@@ -52,6 +52,8 @@ class Rule:
     """The wire formats the rule applies to; ``None`` means every format."""
     providers: ClassVar[frozenset[str] | None] = None
     """The providers the rule applies to; ``None`` means whatever provider the format reaches."""
+    fixes: ClassVar[tuple[str, ...]] = ()
+    """The validator codes (``Violation.rule``) the rule clears, each in the violation registry."""
     also_for: ClassVar[frozenset[tuple[str, str]]] = frozenset()
     """Other (format, provider) pairs the rule is for: a body a gateway (LiteLLM) translates for a
     provider meets that provider's rules, e.g. ``("openai-chat", "bedrock")``."""

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import RESULT, Transcript
 from ._base import Context, Rule
 
@@ -28,6 +30,7 @@ class ToolResultNotFirst(Rule):
 
     code = "AN001"
     name = "tool-result-not-first"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A1",)
     apis = frozenset({"anthropic-messages"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import TEXT, Part, Transcript
 from ._base import Context, Rule
 
@@ -28,6 +30,7 @@ class BlankTextBlock(Rule):
 
     code = "AN002"
     name = "blank-text-block"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A6", "anthropic.A7", "bedrock.B5", "gemini.G5")
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
     also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini")})
 

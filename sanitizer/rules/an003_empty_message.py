@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import Transcript
 from ._base import Context, Rule
 
@@ -29,6 +31,7 @@ class EmptyMessage(Rule):
 
     code = "AN003"
     name = "empty-message"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A5", "bedrock.B6", "gemini.G5")
     apis = frozenset({"anthropic-messages", "gemini", "bedrock-converse"})
     also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini")})
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -35,6 +36,7 @@ class InvalidToolId(Rule):
 
     code = "AN004"
     name = "invalid-tool-id"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A12", "bedrock.B9")
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

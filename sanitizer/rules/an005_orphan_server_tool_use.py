@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import SERVER_CALL, SERVER_RESULT, Transcript
 from ._base import Context, Rule
 
@@ -28,6 +30,7 @@ class OrphanServerToolUse(Rule):
 
     code = "AN005"
     name = "orphan-server-tool-use"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A4",)
     apis = frozenset({"anthropic-messages"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

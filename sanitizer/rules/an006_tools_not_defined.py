@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import Transcript
 from ..dialects._base import call_names
 from ._base import Context, Rule
@@ -31,6 +33,7 @@ class ToolsNotDefined(Rule):
 
     code = "AN006"
     name = "tools-not-defined"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.tools-required", "bedrock.B4")
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
     also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock")})
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import RESULT, Entry, Transcript
 from ._base import Context, Rule
 
@@ -27,6 +29,7 @@ class ToolResultsWithText(Rule):
 
     code = "BR001"
     name = "tool-results-with-text"
+    fixes: ClassVar[tuple[str, ...]] = ("bedrock.B3",)
     apis = frozenset({"bedrock-converse"})
     also_for = frozenset({("anthropic-messages", "mistral")})
 

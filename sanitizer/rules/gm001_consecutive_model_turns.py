@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import Entry, Transcript
 from ._base import Context, Rule
 
@@ -26,6 +28,7 @@ class ConsecutiveModelTurns(Rule):
 
     code = "GM001"
     name = "consecutive-model-turns"
+    fixes: ClassVar[tuple[str, ...]] = ("gemini.G1",)
     apis = frozenset({"gemini"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import Transcript
 from ._base import Context, Rule
 
@@ -24,6 +26,7 @@ class EmptyToolCalls(Rule):
 
     code = "OA001"
     name = "empty-tool-calls"
+    fixes: ClassVar[tuple[str, ...]] = ("openai.O5",)
     apis = frozenset({"openai-chat"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -43,6 +44,7 @@ class ProviderToolId(Rule):
 
     code = "PV001"
     name = "provider-tool-id"
+    fixes: ClassVar[tuple[str, ...]] = ("mistral.M1",)
     apis = frozenset({"openai-chat"})
     providers = frozenset(_PATTERNS)
     also_for = frozenset({("anthropic-messages", "mistral")})

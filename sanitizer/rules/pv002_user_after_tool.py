@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import Entry, Transcript
 from ._base import Context, Rule
 
@@ -27,6 +29,7 @@ class UserAfterTool(Rule):
 
     code = "PV002"
     name = "user-after-tool"
+    fixes: ClassVar[tuple[str, ...]] = ("mistral.M3",)
     apis = frozenset({"openai-chat"})
     providers = frozenset({"mistral", "bedrock"})
 

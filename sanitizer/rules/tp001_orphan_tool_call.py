@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import CALL, RESULT, Entry, Part, Transcript
 from .._placement import attach_results
 from ..dialects._base import pinned_by_thinking
@@ -41,6 +43,10 @@ class OrphanToolCall(Rule):
 
     code = "TP001"
     name = "orphan-tool-call"
+    fixes: ClassVar[tuple[str, ...]] = (
+        "openai.O1", "anthropic.A1", "responses.R1", "gemini.G3", "bedrock.B1", "deepseek.D1", "mistral.M2",
+        "minimax.X3",
+    )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         answered = {p.call_id for _, p in transcript.parts() if p.kind == RESULT}

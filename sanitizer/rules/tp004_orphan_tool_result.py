@@ -42,7 +42,7 @@ class OrphanToolResult(Rule):
     name = "orphan-tool-result"
     fixes: ClassVar[tuple[str, ...]] = (
         "openai.O2", "openai.O3", "deepseek.D2", "mistral.M2", "anthropic.A2", "responses.R2", "gemini.G2",
-        "bedrock.B2",
+        "bedrock.B2", "responses.R7",
     )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import RESULT, Entry, Part, Transcript
 from ._base import Context, Rule
 
@@ -28,6 +30,7 @@ class DuplicateToolResult(Rule):
 
     code = "TP005"
     name = "duplicate-tool-result"
+    fixes: ClassVar[tuple[str, ...]] = ("openai.O4", "anthropic.duplicate-result")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         seen: dict[str | None, list[tuple[Entry, Part]]] = {}

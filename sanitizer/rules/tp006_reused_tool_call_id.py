@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import CALL, RESULT, Transcript
 from ._base import Context, Rule
 from ._ids import FreshIds, all_ids
@@ -31,6 +33,7 @@ class ReusedToolCallId(Rule):
 
     code = "TP006"
     name = "reused-tool-call-id"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A11",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         fresh: FreshIds | None = None

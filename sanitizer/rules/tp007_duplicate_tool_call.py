@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import ClassVar
+
 from .._ir import CALL, Transcript
 from ._base import Context, Rule
 
@@ -25,6 +27,7 @@ class DuplicateToolCall(Rule):
 
     code = "TP007"
     name = "duplicate-tool-call"
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A11",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         removals = []

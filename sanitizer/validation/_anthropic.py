@@ -87,6 +87,7 @@ A13 = (
 A17 = "This model does not support assistant message prefill. The conversation must end with a user message."
 A18 = "messages.{n}.content.{m}.tool_use.input: Input should be a valid dictionary"
 A19 = "tools: Tool names must be unique."
+A20 = "messages: at least one message is required"
 TOOLS_REQUIRED = "Requests which include `tool_use` or `tool_result` blocks must define tools."
 # Reported by goose (PEERS.md section 0) without a path prefix; kept as reported.
 DUPLICATE_RESULT = "each tool_use must have a single result. Found multiple tool_result blocks with id: {id}"
@@ -129,7 +130,7 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     messages = required_list(b, "messages")
     out = _Out(provider, index_map)
     if not messages:
-        out.add("A20", "messages: at least one message is required", None)
+        out.add("A20", A20, None)
         return out.items
     parsed = _parse(messages)
     last = len(parsed) - 1

@@ -4,42 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
-from .._errors import UnknownAPIError, UnknownProviderError
+from ..providers import PROFILES, binding
 from ._violation import Violation
 
-# Read-only: the registry is shared by every caller.
-PROVIDERS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        "openai-chat": (
-            "openai",
-            "azure",
-            "mistral",
-            "deepseek",
-            "groq",
-            "moonshot",
-            "minimax",
-            "openrouter",
-            "vllm",
-            "anthropic-openai-compat",
-            "gemini-openai-compat",
-        ),
-        "anthropic-messages": ("anthropic", "bedrock", "vertex"),
-        "openai-responses": ("openai", "azure"),
-        "gemini": ("gemini", "vertex"),
-        "bedrock-converse": ("bedrock",),
-    }
-)
-
-_DEFAULT_PROVIDER = {
-    "openai-chat": "openai",
-    "anthropic-messages": "anthropic",
-    "openai-responses": "openai",
-    "gemini": "gemini",
-    "bedrock-converse": "bedrock",
-}
+# The validator's profiles per format, from the provider table (read-only: shared by every caller).
+PROVIDERS: Mapping[str, tuple[str, ...]] = PROFILES
 
 # The canonical kinds (Anthropic's error types) and the status each stands for.
 _KIND_BY_STATUS = {
@@ -119,14 +90,9 @@ _UNSET: Any = object()
 
 
 def resolve(api: str, provider: str | None) -> str:
-    """The provider ``validate``/``error_envelope`` should use, or a typed error naming the known ones."""
-    if api not in PROVIDERS:
-        raise UnknownAPIError(f"unknown api {api!r}; known: {', '.join(PROVIDERS)}")
-    if provider is None:
-        return _DEFAULT_PROVIDER[api]
-    if provider not in PROVIDERS[api]:
-        raise UnknownProviderError(f"unknown provider {provider!r} for api {api!r}; known: {', '.join(PROVIDERS[api])}")
-    return provider
+    """The profile ``validate``/``error_envelope`` should use for any name the provider table
+    knows (the names ``sanitize`` takes), or a typed error naming the known ones."""
+    return binding(api, provider).profile
 
 
 def canonical_kind(kind: str, status: int) -> str:

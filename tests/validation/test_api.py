@@ -55,7 +55,7 @@ def test_unknown_api_lists_the_known_ones() -> None:
         validate({}, api="cohere")
 
 
-@pytest.mark.parametrize(("api", "provider"), [("openai-chat", "cohere"), ("anthropic-messages", "mistral")])
+@pytest.mark.parametrize(("api", "provider"), [("openai-chat", "cohere"), ("anthropic-messages", "groq")])
 def test_unknown_or_foreign_provider_lists_the_known_ones(api: str, provider: str) -> None:
     with pytest.raises(UnknownProviderError, match=f"known: {PROVIDERS[api][0]}"):
         validate({"messages": []}, api=api, provider=provider)

@@ -1,0 +1,92 @@
+"""The provider table: for each wire format, the providers a body can be bound for.
+
+One table, read by ``sanitize`` (which repair rules apply), ``validate`` (which provider's rules
+and error texts judge the body), ``suture check``, strict mode and the route table, so the same
+(api, provider) means the same thing everywhere. Each provider names:
+
+- ``profile``: the validator's name for how the provider checks a body of this format. A gateway
+  (LiteLLM) that translates a Chat body for Anthropic or Gemini is checked as those providers'
+  OpenAI-compatible endpoints would check it; one bound for Bedrock, or an Anthropic body bound
+  for a Chat provider, by its own format's rules (the validator has no view of the translated body).
+- ``rules``: the provider name the repair rules see (``Rule.applies_to``).
+- ``aliases``: other names for the same binding (``anthropic-openai-compat``, the validator's name
+  for a Chat body bound for Anthropic).
+
+The first provider of each format is its own, used when none is named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from ._errors import UnknownAPIError, UnknownProviderError
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """One provider a body of ``api`` can be bound for."""
+
+    api: str
+    provider: str
+    profile: str
+    """The validator profile that judges the body."""
+    rules: str
+    """The provider the repair rules are chosen for."""
+    aliases: tuple[str, ...] = ()
+
+
+def _own(api: str, *providers: str) -> tuple[Binding, ...]:
+    return tuple(Binding(api, p, p, p) for p in providers)
+
+
+TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
+    {
+        "openai-chat": (
+            *_own("openai-chat", "openai", "azure", "mistral", "deepseek", "groq", "moonshot", "minimax",
+                  "openrouter", "vllm"),
+            Binding("openai-chat", "anthropic", "anthropic-openai-compat", "anthropic", ("anthropic-openai-compat",)),
+            Binding("openai-chat", "bedrock", "openai", "bedrock"),
+            Binding("openai-chat", "gemini", "gemini-openai-compat", "gemini", ("gemini-openai-compat",)),
+        ),
+        "anthropic-messages": (
+            *_own("anthropic-messages", "anthropic", "bedrock", "vertex"),
+            *(Binding("anthropic-messages", p, "anthropic", p) for p in ("openai", "mistral", "deepseek")),
+        ),
+        "openai-responses": _own("openai-responses", "openai", "azure"),
+        "gemini": _own("gemini", "gemini", "vertex"),
+        "bedrock-converse": _own("bedrock-converse", "bedrock"),
+    }
+)
+
+# Every accepted name, aliases included, resolved once: the request path only looks names up.
+_BY_NAME: dict[tuple[str, str | None], Binding] = {
+    (api, name): b for api, bindings in TABLE.items() for b in bindings for name in (b.provider, *b.aliases)
+}
+_BY_NAME.update({(api, None): bindings[0] for api, bindings in TABLE.items()})
+
+ACCEPTED: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {api: tuple(name for b in bindings for name in (b.provider, *b.aliases)) for api, bindings in TABLE.items()}
+)
+"""Every provider name ``sanitize`` and ``validate`` take for each format, aliases included."""
+
+PROFILES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {api: tuple(dict.fromkeys(b.profile for b in bindings)) for api, bindings in TABLE.items()}
+)
+"""The validator's profiles for each format: how each distinct provider checks it."""
+
+
+def binding(api: str, provider: str | None) -> Binding:
+    """The table's entry for ``provider`` (None: the format's own), or a typed error naming the known ones."""
+    found = _BY_NAME.get((api, provider))
+    if found is not None:
+        return found
+    if api not in TABLE:
+        raise UnknownAPIError(f"unknown api {api!r}; known: {', '.join(TABLE)}")
+    raise UnknownProviderError(f"unknown provider {provider!r} for api {api!r}; known: {', '.join(ACCEPTED[api])}")
+
+
+def accepts(api: str, provider: str) -> bool:
+    """Whether ``provider`` is a name the table knows for ``api``."""
+    return (api, provider) in _BY_NAME

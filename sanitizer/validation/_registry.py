@@ -1,0 +1,135 @@
+"""Every violation the validator can report: its code, who reports it, its text and its source.
+
+The single source of truth for the codes in ``Violation.rule``: the validator modules emit them,
+this table names them (a test holds the two to each other), ``suture rules --violations`` prints
+it, and the parity test repairs a body for each. Texts are the modules' own constants, not copies.
+``source`` is the rule's section in the catalogue (``PROVIDER_RULES.md``) or, for a text the
+catalogue lacks, the public report it was taken from.
+
+``UNREPAIRABLE`` names the codes no repair can clear in some of their forms without inventing
+data the request lost; ``NOT_YET_REPAIRED`` the ones a rule could clear but none does yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from . import _anthropic as an
+from . import _bedrock as br
+from . import _convert as cv
+from . import _gemini as gm
+from . import _openai_chat as oc
+from . import _responses as rs
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """One code the validator reports (``Violation.rule``)."""
+
+    code: str
+    providers: tuple[str, ...]
+    """The validator profiles that report it (see ``sanitizer.providers``)."""
+    templates: tuple[str, ...]
+    """Its message texts, with ``{placeholders}`` for the indexes and ids the provider prints."""
+    source: str
+
+
+# The profiles that report each family: the provider itself, the hosts that answer alike, and
+# the gateways whose conversion reaches it (OpenRouter passes its upstreams' errors on, W1).
+_ANTHROPIC = ("anthropic", "bedrock", "vertex", "anthropic-openai-compat", "openrouter")
+_OPENAI = ("openai", "azure", "groq", "moonshot", "openrouter")
+_OPENAI_SCHEMA = (*_OPENAI, "minimax")
+_GEMINI = ("gemini", "vertex", "gemini-openai-compat")
+_RESPONSES = ("openai", "azure")
+_BEDROCK = ("bedrock",)
+_DEEPSEEK = ("deepseek", "openrouter")
+_MISTRAL = ("mistral", "openrouter")
+_MISTRAL_COMMON = ("mistral", "vllm", "openrouter")
+_PEERS = "PEERS.md section 0 (reported by peers' users; not in the catalogue)"
+
+
+def _catalogue(section: int, rule: str) -> str:
+    return f"PROVIDER_RULES.md section {section}, {rule}"
+
+
+def _section(family: str, section: int, providers: tuple[str, ...], texts: dict[str, tuple[str, ...]]) -> list[Code]:
+    """The codes of one catalogue section, each sourced to its rule there (``A10-system`` to A10)."""
+    return [
+        Code(f"{family}.{rule}", providers, templates, _catalogue(section, rule.split("-")[0]))
+        for rule, templates in texts.items()
+    ]
+
+
+_CODES = (
+    *_section("anthropic", 1, _ANTHROPIC, {
+        "A1": (an.A1,), "A2": (an.A2, an.A2_SERVER), "A4": (an.A4,), "A5": (an.A5,), "A6": (an.A6,),
+        "A7": (an.A7,), "A8": (an.A8,), "A10-system": (an.A10_SYSTEM,), "A11": (an.A11,), "A12": (an.A12,),
+        "A13": (an.A13,), "A17": (an.A17,), "A18": (an.A18,), "A19": (an.A19,), "A20": (an.A20,),
+    }),
+    Code("anthropic.tools-required", _ANTHROPIC, (an.TOOLS_REQUIRED,), _PEERS),
+    Code("anthropic.duplicate-result", _ANTHROPIC, (an.DUPLICATE_RESULT,), _PEERS + "; goose"),
+    Code("anthropic.thinking-first", _ANTHROPIC, (an.THINKING_FIRST,), _PEERS),
+    Code("anthropic.thinking-final", _ANTHROPIC, (an.THINKING_FINAL_BLOCK, an.THINKING_DISABLED_FINAL), _PEERS),
+    *_section("openai", 2, _OPENAI, {"O1": (oc.O1,), "O2": (oc.O2,), "O3": (oc.O3,), "O4": (oc.O4,)}),
+    *_section("openai", 2, _OPENAI_SCHEMA, {
+        "O5": (oc.O5_MESSAGES, oc.O5_TOOL_CALLS, oc.O5_NAME), "O6": (oc.O6, oc.O6_PART),
+    }),
+    Code("openai.O9", _OPENAI_SCHEMA, (oc.O9,), "ymichael/open-codex#5 (OpenAI's text, through OpenRouter)"),
+    *_section("responses", 3, _RESPONSES, {
+        "R1": (rs.R1,), "R2": (rs.R2,), "R3": (rs.R3,), "R4": (rs.R4,), "R5": (rs.R5,), "R6": (rs.R6,),
+        "R7": (rs.R7,),
+    }),
+    *_section("gemini", 4, _GEMINI, {"G1": (gm.G1,), "G2": (gm.G2,), "G3": (gm.G3,), "G4": (gm.G4,)}),
+    Code(
+        "gemini.G5",
+        _GEMINI,
+        (gm.G5, gm.G5_VERTEX, cv.G5_COMPAT),
+        _catalogue(4, "G5") + "; Vertex: epam/ai-dial-adapter-vertexai PR#164, genkit-ai/genkit#3690",
+    ),
+    *_section("gemini", 4, _GEMINI, {"G6": (gm.G6,), "G7": (gm.G7,)}),
+    *_section("bedrock", 5, _BEDROCK, {
+        "B1": (br.B1,), "B2": (br.B2,), "B3": (br.B3,), "B4": (br.B4,), "B5": (br.B5,),
+        "B6": (br.B6, br.B6_ERROR), "B7": (br.B7,), "B8": (br.B8,), "B9": (br.B9,),
+    }),
+    *_section("mistral", 6, _MISTRAL_COMMON, {"M1": (oc.M1, oc.M1_MISSING), "M2": (oc.M2,), "M3": (oc.M3,)}),
+    *_section("mistral", 6, _MISTRAL, {"M4": (oc.M4,)}),
+    *_section("deepseek", 7, _DEEPSEEK, {
+        "D1": (oc.D1,), "D2": (oc.D2,), "D3": (oc.D3, oc.D3_REASONER), "D4": (oc.D4,), "D5": (oc.D5,),
+    }),
+    Code("minimax.X3", ("minimax",), (oc.X3, oc.X3_NOT_FOUND), _catalogue(8, "X3") + "; MiniMax-AI/MiniMax-M2#76"),
+    Code("moonshot.X4", ("moonshot", "openrouter"), (oc.X4,), _catalogue(8, "X4") + "; theopenco/llmgateway PR#2093"),
+    Code("groq.X5", ("groq",), (oc.X5, oc.X5_MISSING), _catalogue(8, "X5") + "; hackclub/ai#22"),
+    Code("vllm.V1", ("vllm",), (oc.V1_MISTRAL, oc.V1_PLAIN), _catalogue(8, "V1")),
+)
+
+REGISTRY: Mapping[str, Code] = MappingProxyType({c.code: c for c in _CODES})
+
+UNREPAIRABLE: Mapping[str, str] = MappingProxyType(
+    {
+        "anthropic.A13": "a thinking block the client dropped: the API takes only the signed original, which no "
+        "repair can recreate (thinking that is there but misplaced is moved first by AN011)",
+        "anthropic.A20": "a request sent with no message: its prompt never reached the request, and a "
+        "placeholder would hide that (AN007 covers a conversation that repairs emptied)",
+        "gemini.G6": "a request sent with no contents: its prompt never reached the request (AN007 covers "
+        "contents that repairs emptied)",
+    }
+)
+
+NOT_YET_REPAIRED: Mapping[str, str] = MappingProxyType(
+    {
+        "anthropic.A2": "a server-tool result (advisor_tool_result...) with no server_tool_use before it: TP004 "
+        "drops orphan tool_result blocks only",
+        "anthropic.A10-system": "a system message inside messages: sanitize rejects the body as malformed, "
+        "pointing to the top-level system field, instead of moving it there",
+        "anthropic.A19": "two tools with the same name: identical definitions could be deduplicated, differing "
+        "ones need the client's choice",
+        "anthropic.thinking-final": "a final assistant message ending in thinking, or holding thinking when "
+        "thinking is disabled: dropping the signed blocks needs a rule and a policy",
+        "bedrock.B8": "a conversation that starts with an assistant message: a user turn could be put first, as "
+        "GM002 does for Gemini",
+        "gemini.G7": "a request ending on a model turn without calls: PV006's 'Continue.' would answer it, but "
+        "is enabled for DeepSeek and Mistral only",
+    }
+)
