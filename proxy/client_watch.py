@@ -18,9 +18,11 @@ from starlette.types import Message, Receive
 
 DISCONNECTED = "client_disconnected"
 STALLED = "client_stalled"
-# The scope key under which Suture's uvicorn protocol (proxy/server_protocol.py) hands over
-# its transport's abort: the only way an ASGI app can drop a client that reads nothing.
+# The scope keys under which Suture's uvicorn protocol (proxy/server_protocol.py) hands over its
+# transport's abort (the only way an ASGI app can drop a client that reads nothing) and a way to
+# be called when the connection is lost (instead of a task per request waiting on receive()).
 ABORT_SCOPE_KEY = "suture.abort"
+ON_DISCONNECT_SCOPE_KEY = "suture.on_disconnect"
 
 
 class ClientGone(Exception):
@@ -34,6 +36,9 @@ class ClientGone(Exception):
 class ClientWatch:
     """Watches one request's client; ``with watch:`` around work that the client's leaving cancels.
 
+    Under Suture's own uvicorn protocol the connection's loss calls the watch (``on_disconnect``);
+    under another server a task waits on ``receive()`` for the disconnect message.
+
     Inside the block, the client's disconnect (or a stalled send) cancels the task and the block
     raises :class:`ClientGone` instead of ``CancelledError``. Entering the block after the client
     left raises at once. :meth:`close` stops the watch (the request-context middleware calls it).
@@ -45,6 +50,7 @@ class ClientWatch:
         *,
         send_timeout: float | None = None,
         abort: Callable[[], None] | None = None,
+        on_disconnect: set[Callable[[], None]] | None = None,
     ) -> None:
         self.gone: str | None = None
         self._loop = asyncio.get_running_loop()
@@ -55,7 +61,17 @@ class ClientWatch:
         self.sending_since: float | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
-        self._watcher: asyncio.Task[None] | None = self._loop.create_task(self._watch(receive))
+        self._watcher: asyncio.Task[None] | None = None
+        self._on_disconnect = on_disconnect
+        if on_disconnect is not None:
+            on_disconnect.add(self._disconnected)
+        else:
+            # Another ASGI server: watch receive() for its disconnect message.
+            self._watcher = self._loop.create_task(self._watch(receive))
+
+    def _disconnected(self) -> None:
+        if not self._closed:
+            self._leave(DISCONNECTED)
 
     async def _watch(self, receive: Receive) -> None:
         while True:
@@ -114,6 +130,8 @@ class ClientWatch:
 
     def close(self) -> None:
         self._closed = True
+        if self._on_disconnect is not None:
+            self._on_disconnect.discard(self._disconnected)
         # Dropped, not only cancelled: the cancelled task keeps its CancelledError, whose traceback
         # holds this watch; kept here too, every request's objects would form a cycle that only
         # the garbage collector frees (a third more CPU per request, measured).

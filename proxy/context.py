@@ -9,7 +9,7 @@ from starlette.requests import Request
 from sanitizer import Policy
 
 from .capture import Capturer
-from .client_watch import ABORT_SCOPE_KEY, ClientWatch
+from .client_watch import ABORT_SCOPE_KEY, ON_DISCONNECT_SCOPE_KEY, ClientWatch
 from .metrics import Metrics
 from .redaction import Secrets
 from .routing import Router
@@ -70,5 +70,6 @@ def watch_client(request: Request) -> ClientWatch:
             request.receive,
             send_timeout=state_of(request).settings.timeouts.client_send,
             abort=request.scope.get(ABORT_SCOPE_KEY),
+            on_disconnect=request.scope.get(ON_DISCONNECT_SCOPE_KEY),
         )
     return ctx.watch

@@ -10,11 +10,12 @@ runs. nginx and Node.js refuse heads of 8 to 32 KiB; LLM SDKs send about 1 KiB.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .client_watch import ABORT_SCOPE_KEY
+from .client_watch import ABORT_SCOPE_KEY, ON_DISCONNECT_SCOPE_KEY
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 100
@@ -38,6 +39,8 @@ class SutureHttpProtocol(HttpToolsProtocol):
     _head_open = True
     _arrived = 0
     _too_many = ""
+    _on_lost: set[Callable[[], None]] | None = None
+    """What to call when the connection is lost: the watches of its requests in flight."""
 
     def data_received(self, data: bytes) -> None:
         if self._head_open:
@@ -57,7 +60,15 @@ class SutureHttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._head_open = True
+        if self._on_lost is None:
+            self._on_lost = set()
         self.scope[ABORT_SCOPE_KEY] = self.transport.abort  # type: ignore[literal-required]
+        self.scope[ON_DISCONNECT_SCOPE_KEY] = self._on_lost  # type: ignore[literal-required]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        for callback in list(self._on_lost or ()):
+            callback()
 
     def on_headers_complete(self) -> None:
         self._head_open = False

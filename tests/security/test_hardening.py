@@ -17,10 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
+from proxy.app import build_app
 from proxy.settings import Settings
 from tests.proxy.helpers import LogLines, suture
 from tests.reliability.faulty import ORPHAN, FaultyUpstream
-from tests.servers import running_asyncio_server
+from tests.servers import running_asyncio_server, running_server
 
 OWN_KEY = "sk-suture-own-upstream-key-5f1e9c"
 CLIENT_KEY = "suture-client-key-a41b7d"
@@ -194,6 +195,20 @@ def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(
             metrics = client.get("/metrics").text
     assert 'suture_client_disconnects_total{upstream="openai"} 1.0' in metrics
     assert logs.records("suture.upstream", "client disconnected; upstream request cancelled"), logs.lines
+
+
+def test_under_another_server_a_client_leaving_before_the_first_byte_still_cancels_the_upstream() -> None:
+    """uvicorn's own protocol has no disconnect hook: the watch waits on receive() instead."""
+    hanging = HangingUpstream()
+    with hanging.running():
+        app = build_app(Settings(openai={"upstream": hanging.url + "/v1"}, timeouts={"read": 60}))
+        with running_server(app, http="httptools", timeout_graceful_shutdown=2) as base:
+            with httpx.Client(base_url=base, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
+                client.post("/v1/chat/completions", json=CHAT)
+            left = time.monotonic()
+            while not hanging.closed_at and time.monotonic() < left + 10:
+                time.sleep(0.02)
+    assert hanging.closed_at and hanging.closed_at[0] - left < 5
 
 
 # 9. A client that stops reading pins its upstream connection.
