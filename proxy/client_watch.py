@@ -57,6 +57,9 @@ class ClientWatch:
         self._send_timeout = send_timeout
         self._abort = abort
         self._guarded: asyncio.Task[object] | None = None
+        # The request's own task, where everything the watch guards runs (the endpoint, then its
+        # answer): looked up once, not on every `with`.
+        self._task: asyncio.Task[object] | None = asyncio.current_task()
         self._cancelling = False
         self.sending_since: float | None = None
         self._clocked = False
@@ -93,7 +96,7 @@ class ClientWatch:
     def __enter__(self) -> ClientWatch:
         if self.gone is not None:
             raise ClientGone(self.gone)
-        self._guarded = asyncio.current_task()
+        self._guarded = self._task if self._task is not None else asyncio.current_task()
         return self
 
     def __exit__(
