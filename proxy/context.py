@@ -62,13 +62,13 @@ def context_of(request: Request) -> RequestContext:
     return ctx
 
 
-def watch_client(request: Request) -> ClientWatch:
+def watch_client(request: Request, state: ProxyState | None = None) -> ClientWatch:
     """This request's :class:`ClientWatch`, started on first call: call it once the body is read."""
     ctx = context_of(request)
     if ctx.watch is None:
         ctx.watch = ClientWatch(
             request.receive,
-            send_timeout=state_of(request).settings.timeouts.client_send,
+            send_timeout=(state or state_of(request)).settings.timeouts.client_send,
             abort=request.scope.get(ABORT_SCOPE_KEY),
             on_disconnect=request.scope.get(ON_DISCONNECT_SCOPE_KEY),
         )

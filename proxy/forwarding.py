@@ -10,7 +10,7 @@ from starlette.types import ASGIApp
 
 from .capture import MAX_ERROR_BYTES, CaptureDraft
 from .client_watch import ClientGone
-from .context import state_of, watch_client
+from .context import context_of, state_of, watch_client
 from .credentials import credential_headers
 from .errors import error_response
 from .exchange import Exchange
@@ -36,12 +36,12 @@ async def forward(
     if upstream is None or upstream.closed:
         return error_response(route, 503, "Suture is not ready: its upstream clients are not running")
     drop, replace = credential_headers(route, state.settings.route(route), request.headers, target)
-    if state.secrets:
+    if state.secrets.values:
         # Masking a key the provider quotes needs the answer's bytes as they are, not compressed.
         replace["accept-encoding"] = "identity"
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
-    watch = watch_client(request)
-    exchange = Exchange.of(request, route, upstream.base_url, capture)
+    watch = watch_client(request, state)
+    exchange = Exchange(state, context_of(request), route, upstream.base_url, capture)
     sent = time.perf_counter()
     try:
         with watch:

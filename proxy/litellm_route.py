@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 
 from . import gateway
 from .capture import MAX_ERROR_BYTES, CaptureDraft
-from .context import state_of, watch_client
+from .context import context_of, state_of, watch_client
 from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
@@ -60,8 +60,8 @@ async def via_litellm(
     )
     # Suture's keys (and this request's) are never quoted back: providers quote the key they refused.
     secrets = state.secrets.with_values(request_secrets(request, route))
-    watch = watch_client(request)
-    exchange = Exchange.of(request, route, target.name, capture)
+    watch = watch_client(request, state)
+    exchange = Exchange(state, context_of(request), route, target.name, capture)
     sent = time.perf_counter()
     try:
         with watch:

@@ -18,7 +18,7 @@ from sanitizer.validation import validate
 
 from .capture import STRICT_REJECTED, CaptureDraft, safe_headers
 from .client_watch import ClientGone
-from .context import RequestContext, context_of, state_of, watch_client
+from .context import ProxyState, RequestContext, context_of, state_of, watch_client
 from .credentials import check_client_key, request_secrets
 from .errors import API_OF_ROUTE, error_response
 from .exchange import Exchange
@@ -69,27 +69,29 @@ async def proxy_transcript(
         ctx.outcome = "client_disconnected"
         return Response(status_code=400)
     # From here on, a client that leaves cancels whatever its request is waiting on.
-    watch_client(request)
+    watch_client(request, state)
     try:
-        return await _repair_and_send(request, route, upstream_path, api, routed, raw, model)
+        return await _repair_and_send(request, state, ctx, route, upstream_path, api, routed, raw, model)
     except ClientGone as exc:
         return Exchange.of(request, route, "", None).client_gone(exc.reason)
 
 
 async def _repair_and_send(
-    request: Request, route: RouteName, upstream_path: str, api: str, routed: bool, raw: bytes, model: str | None
+    request: Request,
+    state: ProxyState,
+    ctx: RequestContext,
+    route: RouteName,
+    upstream_path: str,
+    api: str,
+    routed: bool,
+    raw: bytes,
+    model: str | None,
 ) -> ASGIApp:
-    state, ctx = state_of(request), context_of(request)
     large = len(raw) > OFF_LOOP_BYTES
 
-    async def run(work: Callable[..., _T], *args: Any) -> _T:
-        if not large:
-            return work(*args)
-        with watch_client(request):
-            return await anyio.to_thread.run_sync(work, *args)
 
     try:
-        body = await run(orjson.loads, raw)
+        body = await _off_loop(request, orjson.loads, raw) if large else orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         return error_response(route, 400, f"the request body is not valid JSON: {exc}")
 
@@ -109,7 +111,11 @@ async def _repair_and_send(
         target = None
     provider = target.repair_provider(api) if target is not None else None
     try:
-        result = await run(_sanitize, body, api, state.policy, provider, model)
+        result = (
+            await _off_loop(request, _sanitize, body, api, state.policy, provider, model)
+            if large
+            else _sanitize(body, api, state.policy, provider, model)
+        )
     except SanitizeError as exc:
         return error_response(route, 400, str(exc))
     except ClientGone:
@@ -131,7 +137,12 @@ async def _repair_and_send(
         try:
             # validate() resolves the provider through the table as sanitize() and `suture check` do:
             # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
-            problems += [f"{v.rule}: {v.message}" for v in await run(_validate, body, api, provider, model)]
+            found = (
+                await _off_loop(request, _validate, body, api, provider, model)
+                if large
+                else _validate(body, api, provider, model)
+            )
+            problems += [f"{v.rule}: {v.message}" for v in found]
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
@@ -145,7 +156,7 @@ async def _repair_and_send(
 
     if mode == "repair" and result.repairs:
         try:
-            content = await run(orjson.dumps, result.body)
+            content = await _off_loop(request, orjson.dumps, result.body) if large else orjson.dumps(result.body)
             ctx.repairs_applied = len(result.repairs)
         except orjson.JSONEncodeError:
             # orjson reads 1024 levels of nesting but writes only 254: a body nested between the
@@ -167,6 +178,12 @@ async def _repair_and_send(
         sent = result.body if mode == "repair" else body
         return await via_litellm(request, route, api, target, sent, result.restore_ids, capture)
     return await forward(request, route, upstream_path, content=content, capture=capture, target=target)
+
+
+async def _off_loop(request: Request, work: Callable[..., _T], *args: Any) -> _T:
+    """``work(*args)`` in a worker thread; the client's leaving stops the wait (not the thread)."""
+    with watch_client(request):
+        return await anyio.to_thread.run_sync(work, *args)
 
 
 def _sanitize(body: Any, api: str, policy: Any, provider: str | None, model: str | None) -> SanitizeResult:

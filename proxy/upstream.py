@@ -338,7 +338,7 @@ class Relay(StreamedAnswer):
         headers = relay_headers(upstream)
         self._mask: StreamMask | None = None
         self._decoder: Any = None
-        if secrets:
+        if secrets is not None and secrets.values:
             headers = secrets.mask_headers(headers)
             self._mask = secrets.stream()
             encoding = (upstream.header("content-encoding") or "").strip().lower()
