@@ -55,7 +55,8 @@ async def forward(
         return error_response(route, exc.status, exc.describe())
     status = response.status_code
     exchange.answered(status, sent)
-    encoding = response.header("content-encoding") or ""
+    # Only a capture reads it: not looked up for every answer.
+    encoding = (response.header("content-encoding") or "") if capture is not None else ""
 
     def done(result: Outcome) -> None:
         exchange.finish(result, status, encoding)

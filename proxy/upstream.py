@@ -41,6 +41,8 @@ _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect"}
 # uvicorn writes its own `date`; two would confuse clients.
 _NOT_RELAYED = HOP_BY_HOP | {"date"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+_SSE_HEADER_NAMES = frozenset(k.encode() for k in _SSE_HEADERS)
+_SSE_HEADER_PAIRS = [(k.encode(), v.encode()) for k, v in _SSE_HEADERS.items()]
 # Seconds of an upstream's Retry-After that Suture waits out itself before a retry.
 _MAX_RETRY_AFTER = 30
 
@@ -105,26 +107,36 @@ _NOT_FORWARDED_BYTES = frozenset(name.encode() for name in _NOT_FORWARDED)
 _NOT_RELAYED_BYTES = frozenset(name.encode() for name in _NOT_RELAYED)
 
 
-def _connection_tokens(headers: Iterable[tuple[bytes, bytes]]) -> set[bytes]:
+def _connection_tokens(lowered: list[tuple[bytes, bytes, bytes]]) -> set[bytes]:
     # Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
     tokens: set[bytes] = set()
-    for name, value in headers:
-        if name.lower() == b"connection":
+    for low, _, value in lowered:
+        if low == b"connection":
             tokens.update(t.strip().lower() for t in value.split(b",") if t.strip())
     return tokens
+
+
+def _lowered(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes, bytes]]:
+    # Each name lowered once: this runs twice per request, on every header.
+    return [(name.lower(), name, value) for name, value in headers]
 
 
 def forward_headers(
     client: Iterable[tuple[bytes, bytes]], *, drop: Iterable[str] = (), replace: dict[str, str] | None = None
 ) -> Headers:
     """The client's headers as they go upstream: hop-by-hop and ``drop`` removed, ``replace`` set."""
-    client = list(client)
+    lowered = _lowered(client)
     replaced = {k.lower().encode("latin-1"): v.encode("latin-1") for k, v in (replace or {}).items()}
-    dropped = _NOT_FORWARDED_BYTES | _connection_tokens(client) | set(replaced)
-    dropped |= {d.lower().encode("latin-1") for d in drop}
-    out = [(n, v) for n, v in client if n.lower() not in dropped]
+    dropped = _NOT_FORWARDED_BYTES | set(replaced)
+    if drop:
+        dropped |= {d.lower().encode("latin-1") for d in drop}
+    if any(low == b"connection" for low, _, _ in lowered):
+        dropped |= _connection_tokens(lowered)
+    out = [(name, value) for low, name, value in lowered if low not in dropped]
     out.extend(replaced.items())
-    if not any(n.lower() == b"accept-encoding" for n, _ in out):
+    if b"accept-encoding" not in replaced and not any(
+        low == b"accept-encoding" for low, _, _ in lowered if low not in dropped
+    ):
         # Bytes are relayed as the upstream encodes them: a client that asked for no encoding
         # must get none, and an upstream free to choose might compress anyway.
         out.append((b"accept-encoding", b"identity"))
@@ -133,23 +145,24 @@ def forward_headers(
 
 def relay_headers(upstream: Response) -> Headers:
     """The upstream's response headers as they go to the client."""
-    raw = upstream.headers
-    dropped = _NOT_RELAYED_BYTES | _connection_tokens(raw)
+    lowered = _lowered(upstream.headers)
+    dropped = _NOT_RELAYED_BYTES
+    if any(low == b"connection" for low, _, _ in lowered):
+        dropped = dropped | _connection_tokens(lowered)
     if upstream.status_code in (204, 304):
         # No body follows either (RFC 9110 §6.4.1); a Content-Length there (a 304 may carry
         # the 200's) would have the server wait for, or refuse, a body that never comes.
-        dropped |= {b"content-length"}
-    out = [(n, v) for n, v in raw if n.lower() not in dropped]
-    if is_event_stream(upstream):
-        out = [(n, v) for n, v in out if n.decode("latin-1").lower() not in _SSE_HEADERS]
-        out.extend((k.encode(), v.encode()) for k, v in _SSE_HEADERS.items())
-    return out
+        dropped = dropped | {b"content-length"}
+    content_type = next((value for low, _, value in lowered if low == b"content-type"), b"")
+    if _is_stream_type(content_type):
+        dropped = dropped | _SSE_HEADER_NAMES
+        return [(n, v) for low, n, v in lowered if low not in dropped] + _SSE_HEADER_PAIRS
+    return [(n, v) for low, n, v in lowered if low not in dropped]
 
 
-def is_event_stream(response: Response) -> bool:
-    """SSE, or Bedrock's binary AWS event stream: either must reach the client unbuffered."""
-    content_type = response.header("content-type") or ""
-    return content_type.lower().startswith(("text/event-stream", "application/vnd.amazon.eventstream"))
+def _is_stream_type(content_type: bytes) -> bool:
+    # SSE, or Bedrock's binary AWS event stream: either must reach the client unbuffered.
+    return content_type.lower().startswith((b"text/event-stream", b"application/vnd.amazon.eventstream"))
 
 
 def upstream_ssl_context(ca_file: Path | None = None) -> ssl.SSLContext:
