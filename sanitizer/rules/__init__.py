@@ -38,6 +38,7 @@ from .an011_thinking_not_first import ThinkingNotFirst
 from .an012_tool_input_not_object import ToolInputNotObject
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
+from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
 from .gm001_consecutive_model_turns import ConsecutiveModelTurns
 from .gm002_call_turn_without_user_turn import CallTurnWithoutUserTurn
 from .gm003_missing_thought_signature import MissingThoughtSignature
@@ -98,6 +99,7 @@ RULES: tuple[Rule, ...] = (
     ConsecutiveModelTurns(),
     ToolResultsWithText(),
     ConsecutiveSameRole(),
+    ConversationStartsWithAssistant(),
     ChatRoleRuns(),
     CallTurnWithoutUserTurn(),
     MissingThoughtSignature(),

@@ -127,8 +127,6 @@ NOT_YET_REPAIRED: Mapping[str, str] = MappingProxyType(
         "ones need the client's choice",
         "anthropic.thinking-final": "a final assistant message ending in thinking, or holding thinking when "
         "thinking is disabled: dropping the signed blocks needs a rule and a policy",
-        "bedrock.B8": "a conversation that starts with an assistant message: a user turn could be put first, as "
-        "GM002 does for Gemini",
         "gemini.G7": "a request ending on a model turn without calls: PV006's 'Continue.' would answer it, but "
         "is enabled for DeepSeek and Mistral only",
     }

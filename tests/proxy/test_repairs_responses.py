@@ -340,29 +340,51 @@ def test_bedrock_orphan_tool_result_is_folded_out_of_the_results_turn(stack: Sta
         ],
     }
 
-    def client(base: str, key: str | None) -> Any:
-        bedrock = boto3.client(
-            "bedrock-runtime",
-            region_name="us-east-1",
-            endpoint_url=base,
-            aws_access_key_id="AKIDCLIENT0000000000",
-            aws_secret_access_key="client-aws-secret",
-            config=Config(signature_version="v4", retries={"total_max_attempts": 1}, read_timeout=10),
-        )
-        if key is not None:
-            bedrock.meta.events.register(
-                "before-sign.bedrock-runtime.*", lambda request, **_: request.headers.__setitem__("x-api-key", key)
-            )
-        return bedrock
-
     with pytest.raises(ClientError) as info:
-        client(stack.emulator, None).converse(**args)
+        _bedrock(stack.emulator, None).converse(**args)
     assert info.value.response["Error"]["Message"] == (
         "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of previous turn."
     )
-    reply = client(stack.suture, CLIENT_KEY).converse(**args)
+    reply = _bedrock(stack.suture, CLIENT_KEY).converse(**args)
     assert "".join(b.get("text", "") for b in reply["output"]["message"]["content"]) == REPLY
     messages = stack.forwarded()["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
     assert messages[2]["content"] == [{"toolResult": {"toolUseId": "t1", "content": [{"text": "Rainy"}]}}]
     assert messages[4]["content"] == [{"text": f"Result of tool call t_gone returned earlier: {OUTPUT}"}]
+
+
+def test_bedrock_conversation_starting_with_the_assistant_gets_a_user_message_first(stack: Stack) -> None:
+    args: dict[str, Any] = {
+        "modelId": BEDROCK_MODEL,
+        "messages": [
+            {"role": "assistant", "content": [{"text": "Here is the plan."}]},
+            {"role": "user", "content": [{"text": NEXT}]},
+        ],
+    }
+    with pytest.raises(ClientError) as info:
+        _bedrock(stack.emulator, None).converse(**args)
+    assert info.value.response["Error"]["Message"] == (
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+    )
+    reply = _bedrock(stack.suture, CLIENT_KEY).converse(**args)
+    assert "".join(b.get("text", "") for b in reply["output"]["message"]["content"]) == REPLY
+    messages = stack.forwarded()["messages"]
+    assert messages[0] == {"role": "user", "content": [{"text": "(Conversation continues.)"}]}
+    assert messages[1:] == args["messages"]
+
+
+def _bedrock(base: str, key: str | None) -> Any:
+    """boto3's Converse client for ``base``; through Suture, ``key`` is Suture's client key."""
+    bedrock = boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=base,
+        aws_access_key_id="AKIDCLIENT0000000000",
+        aws_secret_access_key="client-aws-secret",
+        config=Config(signature_version="v4", retries={"total_max_attempts": 1}, read_timeout=10),
+    )
+    if key is not None:
+        bedrock.meta.events.register(
+            "before-sign.bedrock-runtime.*", lambda request, **_: request.headers.__setitem__("x-api-key", key)
+        )
+    return bedrock
