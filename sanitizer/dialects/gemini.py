@@ -61,7 +61,8 @@ class Gemini(Dialect):
             elif role not in _ROLES or (role == "model" and answers) or (role != "model" and calls):
                 return False
             previous_role = role
-        return waiting is None
+        # A request may not end on a model turn (and one ending on calls waits for their answers).
+        return waiting is None and previous_role != "model"
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         contents = [self._content(raw, index) for index, raw in enumerate(messages_of(body, "contents"))]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .._ir import Entry, Transcript
+from .._ir import THINKING, Entry, Transcript
 from ..validation._openai_chat import deepseek_reasoner
 from ._base import Context, Rule, quoted_content
 from .an009_unsupported_prefill import CONTINUE_TEXT
@@ -16,8 +16,9 @@ class FinalAssistantMessage(Rule):
         A request that ends on an assistant message without ``prefix: true``, bound for a
         provider that takes a final assistant message only in prefix mode: DeepSeek's reasoner
         (system messages after that assistant turn do not count as the end: a client that puts
-        its system prompt or a tool's output last) and Mistral. The assistant message may be a
-        prompt the workflow's author wrote, a cached answer, an interrupted answer.
+        its system prompt or a tool's output last) and Mistral; or one that ends on a model turn
+        bound for Gemini, which takes none. The assistant message may be a prompt the
+        workflow's author wrote, a cached answer, an interrupted answer.
 
     Why:
         DeepSeek: "The last message of deepseek-reasoner must be a user message, or an assistant
@@ -25,6 +26,7 @@ class FinalAssistantMessage(Rule):
         https://api-docs.deepseek.com/guides/chat_prefix_completion)."
         Mistral: "Expected last role User or Tool (or Assistant with prefix True) for serving but
         got assistant"
+        Gemini: "Requests ending with a model turn are not supported"
 
     Example:
         Before (model deepseek-reasoner): user "prompt" / assistant "cached answer" /
@@ -38,7 +40,8 @@ class FinalAssistantMessage(Rule):
         what a final assistant message asks for. Turning on prefix mode instead is not done: it
         is a beta of DeepSeek's that needs another endpoint. ``drop`` removes the final assistant
         message(s) instead, keeping their text in the repair record, except where that would
-        lose reasoning_content or leave no user message, or where system messages follow it
+        lose reasoning (reasoning_content, thinking) or leave no user message, or where system
+        messages follow it
         (they refer to it): "Continue." is added then. ``keep`` leaves the request as it is. A
         final turn with tool calls (left for the client by trailing_tool_call ``leave``) is left
         alone.
@@ -48,27 +51,35 @@ class FinalAssistantMessage(Rule):
     name = "final-assistant-message"
     apis = frozenset({"openai-chat"})
     providers = frozenset({"deepseek", "mistral"})
-    fixes: ClassVar[tuple[str, ...]] = ("deepseek.D5", "mistral.M4")
+    also_for = frozenset({("openai-chat", "gemini")})
+    fixes: ClassVar[tuple[str, ...]] = ("deepseek.D5", "mistral.M4", "gemini.G7")
+
+    def applies_to(self, api: str, provider: str | None = None) -> bool:
+        # Native Gemini bodies, whoever serves them (the Gemini API, Vertex).
+        return api == "gemini" or super().applies_to(api, provider)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         mode = ctx.policy.trailing_assistant
         deepseek = ctx.provider == "deepseek"
+        # Gemini has no prefix mode, and a gateway lifts Chat system messages out of its turns.
+        gemini = ctx.api == "gemini" or ctx.provider == "gemini"
         if mode == "keep" or (deepseek and not deepseek_reasoner(transcript.body)):
             return
         entries = transcript.entries
         last = len(entries) - 1
-        if deepseek:
+        if deepseek or gemini:
             while last >= 0 and entries[last].role in _SYSTEM:
                 last -= 1
-        if last < 0 or not _open(entries[last]):
+        if last < 0 or not _open(entries[last], gemini):
             return
         start = last
-        while start and _open(entries[start - 1]):
+        while start and _open(entries[start - 1], gemini):
             start -= 1
         run = entries[start : last + 1]
         keeps = [
             why for why, applies in (
                 ("holds reasoning_content", any("reasoning_content" in e.source for e in run)),
+                ("holds thinking", any(_thinks(e) for e in run)),
                 ("is followed by system messages", last < len(entries) - 1),
                 ("has no user message before it", not any(e.role == "user" for e in entries[:start])),
             ) if applies
@@ -79,14 +90,25 @@ class FinalAssistantMessage(Rule):
                            f"trailing_assistant is drop); it said: {quoted_content(entry)}")
             transcript.entries = entries[:start]
             return
-        why = "the provider takes a final assistant message only in prefix mode"
+        why = (
+            "Gemini takes no request that ends with a model turn"
+            if gemini
+            else "the provider takes a final assistant message only in prefix mode"
+        )
         if mode == "drop":
             why += f"; it is not dropped because it {' and '.join(keeps)}"
         ctx.report(self, "added", entries[last], None, f"added a user message {CONTINUE_TEXT!r} at the end ({why})")
         transcript.entries = [*entries, ctx.dialect.text_entry("user", CONTINUE_TEXT)]
 
 
-def _open(entry: Entry) -> bool:
-    """An assistant message a request may not end on: no prefix flag, no calls left to the client."""
-    return entry.role == "assistant" and entry.source.get("prefix") is not True and not entry.calls()
+def _thinks(entry: Entry) -> bool:
+    return any(part.kind == THINKING for part in entry.parts)
+
+
+def _open(entry: Entry, no_prefix_mode: bool = False) -> bool:
+    """An assistant message a request may not end on: no prefix flag (where the provider has a
+    prefix mode), no calls left to the client."""
+    if entry.role != "assistant" or entry.calls():
+        return False
+    return no_prefix_mode or entry.source.get("prefix") is not True
 

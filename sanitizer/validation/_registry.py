@@ -127,7 +127,5 @@ NOT_YET_REPAIRED: Mapping[str, str] = MappingProxyType(
         "ones need the client's choice",
         "anthropic.thinking-final": "a final assistant message ending in thinking, or holding thinking when "
         "thinking is disabled: dropping the signed blocks needs a rule and a policy",
-        "gemini.G7": "a request ending on a model turn without calls: PV006's 'Continue.' would answer it, but "
-        "is enabled for DeepSeek and Mistral only",
     }
 )

@@ -275,3 +275,23 @@ def test_vertex_empty_parts(repairing: Stack) -> None:
     direct_call, sent = repairing.requests()
     assert direct_call["path"] == f"/v1beta1/publishers/google/models/{GEMINI_2}:generateContent"
     assert [c["role"] for c in sent["body"]["contents"]] == ["user", "user"]
+
+
+# --- G7: a request ending on a model turn ---------------------------------------------------------
+
+
+ENDS_ON_MODEL = [
+    {"role": "user", "parts": [{"text": "Write a haiku about rain."}]},
+    {"role": "model", "parts": [{"text": "Soft rain on the roof"}]},
+]
+
+
+def test_native_request_ending_on_a_model_turn_gets_a_user_turn(repairing: Stack) -> None:
+    with repairing.gemini(direct=True) as direct:
+        assert rejected(direct, GEMINI_2, ENDS_ON_MODEL) == "Requests ending with a model turn are not supported"
+    with repairing.gemini() as client:
+        assert generate(client, GEMINI_2, ENDS_ON_MODEL) == 'Emulated reply. Last user text: "Continue."'
+    [sent] = forwarded(repairing)
+    contents = sent["body"]["contents"]
+    assert contents[:2] == ENDS_ON_MODEL
+    assert contents[2] == {"role": "user", "parts": [{"text": "Continue."}]}
