@@ -110,7 +110,15 @@ class AnthropicMessages(Dialect):
                     return False
             else:
                 return False
-        return not pending and (not calls_seen or bool(body.get("tools")))
+        if pending:
+            return False
+        tools = body.get("tools")
+        if type(tools) is list and len(tools) > 1:
+            # A tool defined twice ("tools: Tool names must be unique.").
+            names = [t.get("name") for t in tools if type(t) is dict]
+            if len(set(map(str, names))) != len(names):
+                return False
+        return not calls_seen or bool(tools)
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         entries = []

@@ -36,6 +36,7 @@ from .an009_unsupported_prefill import UnsupportedPrefill
 from .an010_tool_use_not_last import ToolUseNotLast
 from .an011_thinking_not_first import ThinkingNotFirst
 from .an012_tool_input_not_object import ToolInputNotObject
+from .an013_duplicate_tool_definition import DuplicateToolDefinition
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -96,6 +97,7 @@ RULES: tuple[Rule, ...] = (
     ThinkingNotFirst(),
     PrefillTrailingWhitespace(),
     ToolsNotDefined(),
+    DuplicateToolDefinition(),
     ConsecutiveModelTurns(),
     ToolResultsWithText(),
     ConsecutiveSameRole(),

@@ -123,8 +123,6 @@ NOT_YET_REPAIRED: Mapping[str, str] = MappingProxyType(
         "drops orphan tool_result blocks only",
         "anthropic.A10-system": "a system message inside messages: sanitize rejects the body as malformed, "
         "pointing to the top-level system field, instead of moving it there",
-        "anthropic.A19": "two tools with the same name: identical definitions could be deduplicated, differing "
-        "ones need the client's choice",
         "anthropic.thinking-final": "a final assistant message ending in thinking, or holding thinking when "
         "thinking is disabled: dropping the signed blocks needs a rule and a policy",
     }

@@ -260,3 +260,16 @@ def test_tool_input_that_is_not_an_object_is_replaced(stack: Stack) -> None:
     repairs, forwarded = stack.accepted(body)
     assert repairs == 1
     assert forwarded["messages"][1]["content"][0]["input"] == {}
+
+
+# --- A tool defined twice ---------------------------------------------------------------------
+
+
+def test_a_tool_defined_twice_word_for_word_is_sent_once(stack: Stack) -> None:
+    ls = {"name": "ls", "description": "List a directory.", "input_schema": {"type": "object"}}
+    read = {"name": "read", "description": "Read a file.", "input_schema": {"type": "object"}}
+    body = {"model": MODEL, "max_tokens": 64, "tools": [ls, read, ls], "messages": [{"role": "user", "content": "hi"}]}
+    assert stack.rejected(body) == "tools: Tool names must be unique."
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["tools"] == [ls, read]
