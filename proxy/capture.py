@@ -34,6 +34,7 @@ from sanitizer import Repair
 
 from .logs import log
 from .payloads import SAFE_HEADERS
+from .redaction import Secrets
 
 capture_log = logging.getLogger("suture.capture")
 
@@ -48,7 +49,6 @@ _SUFFIX = ".json"
 _TEMP_PREFIX = ".tmp-"
 # A full disk, or a full quota: old captures can make room for the new one.
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
-_REDACTED = "[redacted]"
 
 
 @dataclass
@@ -132,9 +132,8 @@ def _error_body(raw: bytes, encoding: str, secrets: Iterable[str]) -> tuple[Any,
     elif encoding not in ("", "identity"):
         return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding}"}, truncated
     text = raw[:MAX_ERROR_BYTES].decode("utf-8", errors="replace")
-    for secret in secrets:
-        if len(secret) >= 8:
-            text = text.replace(secret, _REDACTED)
+    # Longest first, as everywhere Suture redacts: a key holding another is blanked whole.
+    text = Secrets(secrets).redact_text(text)
     try:
         return orjson.loads(text), truncated
     except orjson.JSONDecodeError:

@@ -37,9 +37,6 @@ class Secrets:
     def __bool__(self) -> bool:
         return bool(self.values)
 
-    def __len__(self) -> int:
-        return len(self.values)
-
     def with_values(self, values: Iterable[str]) -> Secrets:
         """These secrets and ``values`` (a request's own credentials, say)."""
         return Secrets([*self.values, *values])
