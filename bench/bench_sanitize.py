@@ -36,8 +36,11 @@ def openai_transcript(n: int, broken: bool) -> dict[str, Any]:
         call = f"call_{turn}"
         messages += [
             {"role": "user", "content": f"step {turn}: do the thing"},
-            {"role": "assistant", "content": None,
-             "tool_calls": [{"id": call, "type": "function", "function": {"name": "run", "arguments": '{"x":1}'}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call, "type": "function", "function": {"name": "run", "arguments": '{"x":1}'}}],
+            },
             {"role": "tool", "tool_call_id": call, "content": f"output {turn}"},
             {"role": "assistant", "content": f"done {turn}"},
         ]
@@ -59,8 +62,13 @@ def anthropic_transcript(n: int, broken: bool) -> dict[str, Any]:
         call = f"toolu_{turn}"
         messages += [
             {"role": "user", "content": f"step {turn}: do the thing"},
-            {"role": "assistant", "content": [{"type": "text", "text": "On it."},
-                                              {"type": "tool_use", "id": call, "name": "run", "input": {"x": 1}}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "On it."},
+                    {"type": "tool_use", "id": call, "name": "run", "input": {"x": 1}},
+                ],
+            },
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": f"output {turn}"}]},
             {"role": "assistant", "content": [{"type": "text", "text": f"done {turn}"}]},
         ]
@@ -69,11 +77,18 @@ def anthropic_transcript(n: int, broken: bool) -> dict[str, Any]:
     if messages[-1]["role"] == "assistant" and messages[-1]["content"][-1]["type"] == "tool_use":
         messages.pop()
     if broken:
-        middle = next(i for i in range(len(messages) // 2, len(messages)) if messages[i]["role"] == "user"
-                      and isinstance(messages[i]["content"], list))
+        middle = next(
+            i
+            for i in range(len(messages) // 2, len(messages))
+            if messages[i]["role"] == "user" and isinstance(messages[i]["content"], list)
+        )
         messages[middle] = {"role": "assistant", "content": [{"type": "text", "text": "I noticed..."}]}
-    return {"model": "claude", "max_tokens": 10, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
-            "messages": messages}
+    return {
+        "model": "claude",
+        "max_tokens": 10,
+        "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+        "messages": messages,
+    }
 
 
 def measure(body: dict[str, Any], api: str) -> list[float]:
@@ -129,8 +144,10 @@ def main() -> None:
                 p50 = pct(samples, 0.5)
                 per_message.append(p50 / len(body["messages"]))
                 kind = "broken" if broken else "valid"
-                print(f"{api:<20}{kind:<8}{len(body['messages']):>9}{p50:>11.1f}{pct(samples, .9):>11.1f}"
-                      f"{pct(samples, .99):>11.1f}{per_message[-1]:>9.3f}{repairs:>9}")
+                print(
+                    f"{api:<20}{kind:<8}{len(body['messages']):>9}{p50:>11.1f}{pct(samples, 0.9):>11.1f}"
+                    f"{pct(samples, 0.99):>11.1f}{per_message[-1]:>9.3f}{repairs:>9}"
+                )
             ratio = per_message[-1] / statistics.mean(per_message[1:3])
             print(f"{'':<28}cost per message at 10,000 / at 100-1,000: {ratio:.2f}x (1.0 = linear)")
 

@@ -100,9 +100,7 @@ class CaptureDraft:
         if rejection is not None:
             record["strict_rejection"] = rejection
         if isinstance(status, int) and status >= 400:
-            record["upstream_error"], record["upstream_error_truncated"] = _error_body(
-                error, encoding, self.secrets
-            )
+            record["upstream_error"], record["upstream_error_truncated"] = _error_body(error, encoding, self.secrets)
         return record
 
 

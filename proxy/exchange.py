@@ -48,8 +48,15 @@ class Exchange:
         self.state.metrics.upstream_responses.labels(self.route, outcome).inc()
         fields = {"error": error} if error is not None else {}
         event = "provider refused" if status is not None else "upstream failed"
-        log(upstream_log, logging.WARNING, event, request_id=self.ctx.request_id, upstream=self.upstream,
-            outcome=outcome, **fields)
+        log(
+            upstream_log,
+            logging.WARNING,
+            event,
+            request_id=self.ctx.request_id,
+            upstream=self.upstream,
+            outcome=outcome,
+            **fields,
+        )
         self._unknown_rule(recorded)
         self._capture(recorded, body)
 
@@ -62,8 +69,11 @@ class Exchange:
 
     def wants_error_body(self, status: int) -> bool:
         """Whether the capture needs the answer's first bytes (an error answer it will keep)."""
-        return self.capture is not None and self.state.capture is not None and status >= 400 and (
-            self.capture.wanted(status)
+        return (
+            self.capture is not None
+            and self.state.capture is not None
+            and status >= 400
+            and (self.capture.wanted(status))
         )
 
     def finish(self, result: Outcome, status: int, encoding: str = "") -> None:

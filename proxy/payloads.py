@@ -78,9 +78,7 @@ def parse_payload(text: str, *, source: str = "<input>", api: str | None = None)
         raise PayloadError(f"{source}: the file is empty")
     found = _find(text)
     if found is None:
-        raise PayloadError(
-            f"{source}: no request body found (no JSON object with `messages`, `input` or `contents`)"
-        )
+        raise PayloadError(f"{source}: no request body found (no JSON object with `messages`, `input` or `contents`)")
     body, form, path, headers, known_api = found
     if api is not None:
         reason = "given with --api"
@@ -166,9 +164,7 @@ def _http_dump(text: str) -> _Found | None:
 
 
 def _safe_headers(items: Any) -> dict[str, str]:
-    return {
-        str(k).lower(): str(v) for k, v in items if str(k).lower() in SAFE_HEADERS and isinstance(v, str | int)
-    }
+    return {str(k).lower(): str(v) for k, v in items if str(k).lower() in SAFE_HEADERS and isinstance(v, str | int)}
 
 
 def _is_transcript(value: Any) -> bool:

@@ -89,7 +89,6 @@ async def _repair_and_send(
 ) -> ASGIApp:
     large = len(raw) > OFF_LOOP_BYTES
 
-
     try:
         body = await _off_loop(request, orjson.loads, raw) if large else orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

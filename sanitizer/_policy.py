@@ -80,25 +80,17 @@ class Policy:
 
     def __post_init__(self) -> None:
         if self.orphan_tool_call not in ("pair", "drop"):
-            raise PolicyError(
-                f"orphan_tool_call must be 'pair' or 'drop', not {self.orphan_tool_call!r}"
-            )
+            raise PolicyError(f"orphan_tool_call must be 'pair' or 'drop', not {self.orphan_tool_call!r}")
         if self.trailing_tool_call not in ("pair", "leave"):
-            raise PolicyError(
-                f"trailing_tool_call must be 'pair' or 'leave', not {self.trailing_tool_call!r}"
-            )
+            raise PolicyError(f"trailing_tool_call must be 'pair' or 'leave', not {self.trailing_tool_call!r}")
         if self.orphan_tool_result not in ("fold", "drop"):
-            raise PolicyError(
-                f"orphan_tool_result must be 'fold' or 'drop', not {self.orphan_tool_result!r}"
-            )
+            raise PolicyError(f"orphan_tool_result must be 'fold' or 'drop', not {self.orphan_tool_result!r}")
         if self.missing_thought_signature not in ("dummy", "leave"):
             raise PolicyError(
                 f"missing_thought_signature must be 'dummy' or 'leave', not {self.missing_thought_signature!r}"
             )
         if self.trailing_assistant not in ("keep", "drop", "auto"):
-            raise PolicyError(
-                f"trailing_assistant must be 'keep', 'drop' or 'auto', not {self.trailing_assistant!r}"
-            )
+            raise PolicyError(f"trailing_assistant must be 'keep', 'drop' or 'auto', not {self.trailing_assistant!r}")
         for name in ("synthetic_result_text", "stub_tool_description", "bridge_text"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
@@ -123,7 +115,5 @@ class Policy:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise PolicyError(
-                f"unknown policy key(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-            )
+            raise PolicyError(f"unknown policy key(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         return cls(**values)

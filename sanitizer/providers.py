@@ -44,8 +44,18 @@ def _own(api: str, *providers: str) -> tuple[Binding, ...]:
 TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
     {
         "openai-chat": (
-            *_own("openai-chat", "openai", "azure", "mistral", "deepseek", "groq", "moonshot", "minimax",
-                  "openrouter", "vllm"),
+            *_own(
+                "openai-chat",
+                "openai",
+                "azure",
+                "mistral",
+                "deepseek",
+                "groq",
+                "moonshot",
+                "minimax",
+                "openrouter",
+                "vllm",
+            ),
             Binding("openai-chat", "anthropic", "anthropic-openai-compat", "anthropic", ("anthropic-openai-compat",)),
             Binding("openai-chat", "bedrock", "openai", "bedrock"),
             Binding("openai-chat", "gemini", "gemini-openai-compat", "gemini", ("gemini-openai-compat",)),

@@ -31,7 +31,9 @@ def running_server(app: Any, *, port: int | None = None, **config: Any) -> Itera
     """
     port = port or free_port()
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **{"http": HTTP_PROTOCOL, **config})
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", **{"http": HTTP_PROTOCOL, **config}
+        )
     )
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()

@@ -56,7 +56,9 @@ def mock() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-@pytest.mark.parametrize(("path", "text"), [("/v1/chat/completions", '"content":"42"'), ("/v1/messages", '"text":"42"')])
+@pytest.mark.parametrize(
+    ("path", "text"), [("/v1/chat/completions", '"content":"42"'), ("/v1/messages", '"text":"42"')]
+)
 def test_mock_answers_json_and_streams(mock: str, path: str, text: str) -> None:
     with httpx.Client(base_url=mock) as client:
         plain = client.post(path, content=b'{"messages":[]}')
@@ -76,7 +78,9 @@ def test_load_generator_runs_latency_and_count_jobs(mock: str, tmp_path: Path) -
     target = {"name": "direct", "url": mock + "/v1/chat/completions"}
     latency = asyncio.run(load.run({"mode": "latency", "targets": [target], "body_file": str(body), "rounds": 5}))
     assert len(latency["direct"]["latencies_ms"]) == 5 and latency["direct"]["errors"] == 0
-    assert all(0 < t <= total for t, total in zip(latency["direct"]["ttfb_ms"], latency["direct"]["latencies_ms"], strict=True))
+    assert all(
+        0 < t <= total for t, total in zip(latency["direct"]["ttfb_ms"], latency["direct"]["latencies_ms"], strict=True)
+    )
     count = asyncio.run(
         load.run({"mode": "count", "targets": [target], "body_file": str(body), "n": 20, "concurrency": 4})
     )

@@ -19,7 +19,9 @@ CONFIG = ROOT / "config" / "suture.yaml"
 def test_readme_config_reference_is_current() -> None:
     section = re.search(r"<!-- config:begin -->\n(.*)<!-- config:end -->", README, re.S)
     assert section is not None
-    assert section.group(1) == reference(), "README config reference is stale: regenerate it with `python -m proxy.config_reference`"
+    assert section.group(1) == reference(), (
+        "README config reference is stale: regenerate it with `python -m proxy.config_reference`"
+    )
 
 
 def test_every_setting_is_described() -> None:
@@ -54,4 +56,6 @@ def test_every_setting_is_mentioned_in_the_default_config_file() -> None:
             continue
         name = key.split(".")[-1]
         variable = env.split(" ")[0]
-        assert re.search(rf"\b{re.escape(name)}\b", text) or (variable and variable in text), f"{key} is not in config/suture.yaml"
+        assert re.search(rf"\b{re.escape(name)}\b", text) or (variable and variable in text), (
+            f"{key} is not in config/suture.yaml"
+        )

@@ -55,8 +55,10 @@ class TunnelProxy:
         if self.require_authorization is None:
             return True
         wanted = b"proxy-authorization: " + self.require_authorization
-        return any(line.lower().startswith(b"proxy-authorization:") and line.lower() == wanted.lower()
-                   for line in head.split(b"\r\n"))
+        return any(
+            line.lower().startswith(b"proxy-authorization:") and line.lower() == wanted.lower()
+            for line in head.split(b"\r\n")
+        )
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()

@@ -141,9 +141,7 @@ def examine(payload: Payload, provider: str, policy: Policy | None = None, model
         result = sanitize(payload.body, api=payload.api, policy=policy, provider=provider, model=model)
     except SanitizeError as exc:
         return Findings(payload, provider, violations, [], None, violations, shape_error=str(exc))
-    remaining = (
-        validate(result.body, api=payload.api, provider=provider, model=model) if result.repairs else violations
-    )
+    remaining = validate(result.body, api=payload.api, provider=provider, model=model) if result.repairs else violations
     return Findings(payload, provider, violations, result.repairs, result.body, remaining)
 
 

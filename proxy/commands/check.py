@@ -102,9 +102,7 @@ def render(f: Findings) -> str:
         lines.append(f"Suture would repair it ({len(f.repairs)} repair(s)):")
         lines.extend(f"  {repair_line(r)}" for r in f.repairs)
         if f.remaining:
-            lines.append(
-                f"After repair: still {len(f.remaining)} violation(s), a rule Suture does not know yet:"
-            )
+            lines.append(f"After repair: still {len(f.remaining)} violation(s), a rule Suture does not know yet:")
             lines.extend(f"  {violation_line(v)}" for v in f.remaining)
         else:
             lines.append(f"After repair: valid for {f.provider}.")

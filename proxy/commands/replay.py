@@ -50,9 +50,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument("file", metavar="FILE", help="payload file; - reads stdin")
     parser.add_argument("--to", required=True, metavar="URL", help="where to send both requests")
     add_input_options(parser)
-    parser.add_argument(
-        "--header", action="append", default=[], metavar="K:V", help="extra request header; repeatable"
-    )
+    parser.add_argument("--header", action="append", default=[], metavar="K:V", help="extra request header; repeatable")
     parser.add_argument("--policy", action="append", metavar="KEY=VALUE", help="repair policy; repeatable")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
     parser.add_argument("--json", action="store_true", help="both outcomes as one JSON object")

@@ -40,6 +40,4 @@ def message(headers: Mapping[str, str], payload: bytes) -> bytes:
 def event(event_type: str, body: Mapping[str, Any]) -> bytes:
     """A Converse stream event (``messageStart``, ``contentBlockDelta``...) with its JSON body."""
     payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    return message(
-        {":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}, payload
-    )
+    return message({":event-type": event_type, ":content-type": "application/json", ":message-type": "event"}, payload)

@@ -271,4 +271,3 @@ class Response:
         if state is not COMPLETE:  # the answer to HEAD was complete with its head
             self._state = move(state, COMPLETE)
         self._wake()
-

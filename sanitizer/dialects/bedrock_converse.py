@@ -41,8 +41,11 @@ class BedrockConverse(Dialect):
                 return False
             expected = "assistant" if expected == "user" else "user"
             if pending:
-                answered = [b["toolResult"].get("toolUseId") for b in content
-                            if type(b) is dict and type(b.get("toolResult")) is dict]
+                answered = [
+                    b["toolResult"].get("toolUseId")
+                    for b in content
+                    if type(b) is dict and type(b.get("toolResult")) is dict
+                ]
                 if len(answered) != len(content) or any(type(a) is not str for a in answered):
                     return False
                 if sorted(answered) != sorted(pending):
@@ -122,8 +125,12 @@ def _part(item: Any, path: str) -> Part:
     if "toolUse" in block:
         use = require_object(block["toolUse"], f"{path}.toolUse")
         name = use.get("name")
-        return Part(CALL, block, require_id(use.get("toolUseId"), f"{path}.toolUse.toolUseId"),
-                    name if isinstance(name, str) else None)
+        return Part(
+            CALL,
+            block,
+            require_id(use.get("toolUseId"), f"{path}.toolUse.toolUseId"),
+            name if isinstance(name, str) else None,
+        )
     if "toolResult" in block:
         result = require_object(block["toolResult"], f"{path}.toolResult")
         return Part(RESULT, block, require_id(result.get("toolUseId"), f"{path}.toolResult.toolUseId"))

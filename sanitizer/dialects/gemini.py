@@ -97,8 +97,13 @@ class Gemini(Dialect):
                 part.call_id = key or f"{_INTERNAL}?{index}:{k}:{real or ''}"
                 answered.add(part.call_id)
             role = content.get("role", "user")
-            require_sides(parts, "model" if role == "model" else "user", f"contents[{index}].parts",
-                          caller="model", answerer="user")
+            require_sides(
+                parts,
+                "model" if role == "model" else "user",
+                f"contents[{index}].parts",
+                caller="model",
+                answerer="user",
+            )
             entries.append(Entry("assistant" if role == "model" else "user", parts, content, index))
         return Transcript(entries, body, key="contents")
 
@@ -164,8 +169,9 @@ class Gemini(Dialect):
         return part.raw[key].get("args" if part.kind == CALL else "response")
 
     def text_entry(self, role: str, text: str) -> Entry:
-        return Entry(role, [Part(TEXT, {"text": text})], {"role": "model" if role == "assistant" else role}, None,
-                     dirty=True)
+        return Entry(
+            role, [Part(TEXT, {"text": text})], {"role": "model" if role == "assistant" else role}, None, dirty=True
+        )
 
 
 def unsigned_calls(body: dict[str, Any]) -> bool:

@@ -51,7 +51,8 @@ def rewrite_ids(
     are recorded in ``ctx.restore_ids`` so the proxy can show the client its own ids again.
     """
     bad = {
-        p.call_id for _, p in transcript.parts()
+        p.call_id
+        for _, p in transcript.parts()
         if p.kind in (CALL, RESULT) and p.call_id is not None and not valid.match(p.call_id)
     }
     if not bad:

@@ -33,9 +33,15 @@ def merge_runs(entries: list[Entry], ctx: Context, rule: Rule) -> list[Entry]:
             continue
         if not set(entry.source) <= _MERGEABLE_KEYS:
             role, text = ("assistant", ctx.policy.bridge_text) if entry.role == "user" else ("user", CONTINUE_TEXT)
-            ctx.report(rule, "bridged", entry, None, f"put a short {role} message {text!r} between this "
-                       f"{entry.role} message and the one before it, since merging would lose its "
-                       f"{', '.join(sorted(set(entry.source) - _MERGEABLE_KEYS))}")
+            ctx.report(
+                rule,
+                "bridged",
+                entry,
+                None,
+                f"put a short {role} message {text!r} between this "
+                f"{entry.role} message and the one before it, since merging would lose its "
+                f"{', '.join(sorted(set(entry.source) - _MERGEABLE_KEYS))}",
+            )
             merged += [ctx.dialect.text_entry(role, text), entry]
             grown = False
             continue

@@ -45,6 +45,9 @@ class ToolResultNotFirst(Rule):
             entry.dirty = True
             for part in results:
                 ctx.report(
-                    self, "hoisted", entry, part.call_id,
+                    self,
+                    "hoisted",
+                    entry,
+                    part.call_id,
                     "moved the tool_result block before the message's other blocks",
                 )

@@ -45,7 +45,10 @@ class OrphanServerToolUse(Rule):
                 continue
             for part in orphans:
                 ctx.report(
-                    self, "dropped", entry, part.call_id,
+                    self,
+                    "dropped",
+                    entry,
+                    part.call_id,
                     f"removed a server tool call that never got its result: {ctx.describe(part)}",
                 )
             removals.append((entry, orphans))

@@ -42,5 +42,11 @@ class EmptyTranscript(Rule):
         if transcript.entries or not transcript.body.get(transcript.key):
             return
         transcript.entries = [ctx.dialect.text_entry("user", PLACEHOLDER_TEXT)]
-        ctx.report(self, "added", None, None, f"added the user message {PLACEHOLDER_TEXT!r}: every message "
-                   "of the conversation was removed as empty or unanswerable")
+        ctx.report(
+            self,
+            "added",
+            None,
+            None,
+            f"added the user message {PLACEHOLDER_TEXT!r}: every message "
+            "of the conversation was removed as empty or unanswerable",
+        )

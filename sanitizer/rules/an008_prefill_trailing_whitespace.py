@@ -45,5 +45,10 @@ class PrefillTrailingWhitespace(Rule):
         kept = text.rstrip()
         entry.parts[-1] = Part(TEXT, kept if isinstance(part.raw, str) else {**part.raw, "text": kept})
         entry.dirty = True
-        ctx.report(self, "trimmed", entry, None,
-                   f"removed trailing whitespace {text[len(kept):]!r} from the final assistant message")
+        ctx.report(
+            self,
+            "trimmed",
+            entry,
+            None,
+            f"removed trailing whitespace {text[len(kept) :]!r} from the final assistant message",
+        )

@@ -88,15 +88,31 @@ class UnsupportedPrefill(Rule):
             for entry in run:
                 if not entry.parts:
                     # Only a final assistant message may be empty, and this one no longer is final.
-                    ctx.report(self, "removed", entry, None, "removed an empty assistant message that a user "
-                               "message now follows")
-            ctx.report(self, "added", kept[-1], None, f"added a user message {CONTINUE_TEXT!r} after the final "
-                       f"assistant message, which is kept because it {_kept_because(kept)} ({why})")
+                    ctx.report(
+                        self,
+                        "removed",
+                        entry,
+                        None,
+                        "removed an empty assistant message that a user message now follows",
+                    )
+            ctx.report(
+                self,
+                "added",
+                kept[-1],
+                None,
+                f"added a user message {CONTINUE_TEXT!r} after the final "
+                f"assistant message, which is kept because it {_kept_because(kept)} ({why})",
+            )
             transcript.entries = [*entries[:start], *kept, ctx.dialect.text_entry("user", CONTINUE_TEXT)]
             return
         for entry in run:
-            ctx.report(self, "dropped", entry, None, f"removed the final assistant message ({why}); it said: "
-                       f"{quoted_content(entry)}")
+            ctx.report(
+                self,
+                "dropped",
+                entry,
+                None,
+                f"removed the final assistant message ({why}); it said: {quoted_content(entry)}",
+            )
         transcript.entries = entries[:start]
 
 
@@ -106,4 +122,3 @@ _IN_FLIGHT = frozenset((CALL, SERVER_CALL, SERVER_RESULT))
 
 def _kept_because(run: list[Entry]) -> str:
     return "holds thinking blocks" if any(e.has(THINKING) for e in run) else "is the whole conversation"
-

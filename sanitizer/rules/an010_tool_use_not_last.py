@@ -50,7 +50,10 @@ class ToolUseNotLast(Rule):
             for n, part in enumerate(entry.parts[:last_other]):
                 if calls[n]:
                     ctx.report(
-                        self, "moved", entry, part.call_id,
+                        self,
+                        "moved",
+                        entry,
+                        part.call_id,
                         "moved the tool_use block after the message's other blocks, right before its result",
                     )
             entry.parts = [p for p in entry.parts if p.kind != CALL] + [p for p in entry.parts if p.kind == CALL]

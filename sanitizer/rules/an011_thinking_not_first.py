@@ -75,8 +75,13 @@ class ThinkingNotFirst(Rule):
         head = run[0]
         where = "" if head.origin is None else f" (message {head.origin})"
         for entry in run[1:]:
-            ctx.report(self, "merged", entry, None, f"merged into the assistant message before it{where}, so that "
-                       "the turn starts with its thinking")
+            ctx.report(
+                self,
+                "merged",
+                entry,
+                None,
+                f"merged into the assistant message before it{where}, so that the turn starts with its thinking",
+            )
         merged = [p for e in run for p in e.parts]
         head.parts = thinking_first(merged) or merged
         head.dirty = True
@@ -85,5 +90,3 @@ class ThinkingNotFirst(Rule):
 
 def _thinking_enabled(thinking: Any) -> bool:
     return isinstance(thinking, dict) and thinking.get("type") == "enabled"
-
-

@@ -54,8 +54,13 @@ class ConsecutiveSameRole(Rule):
                 holds_results, grown = has_results, False
                 continue
             if entry.role == "user" and (holds_results or has_results):
-                ctx.report(self, "bridged", entry, None, "put a short assistant message between a results turn "
-                           "and the user's next message")
+                ctx.report(
+                    self,
+                    "bridged",
+                    entry,
+                    None,
+                    "put a short assistant message between a results turn and the user's next message",
+                )
                 merged += [ctx.dialect.text_entry("assistant", ctx.policy.bridge_text), entry]
                 holds_results, grown = has_results, False
                 continue

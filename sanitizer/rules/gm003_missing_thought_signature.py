@@ -69,7 +69,10 @@ class MissingThoughtSignature(Rule):
             entry.parts[k] = Part(CALL, raw, call.call_id, call.name)
             entry.dirty = True
             ctx.report(
-                self, "added", entry, call.call_id,
+                self,
+                "added",
+                entry,
+                call.call_id,
                 f"gave the call to {call.name!r} the stand-in thought signature {DUMMY_SIGNATURE!r}",
             )
 

@@ -53,8 +53,13 @@ class NullContent(Rule):
                 kept.append(entry)
                 continue
             if entry.role not in ("tool", "function") and set(source) <= _BARE:
-                ctx.report(self, "removed", entry, None, f"removed {_a(entry.role)} message whose content was "
-                           "null and that held nothing else")
+                ctx.report(
+                    self,
+                    "removed",
+                    entry,
+                    None,
+                    f"removed {_a(entry.role)} message whose content was null and that held nothing else",
+                )
                 continue
             filled = {**source, "content": ""}
             entry.source = filled
@@ -63,8 +68,13 @@ class NullContent(Rule):
                 result = entry.parts[0]
                 call_id = result.call_id
                 entry.parts[0] = Part(RESULT, filled, call_id, result.name)
-            ctx.report(self, "filled", entry, call_id, f"replaced the null content of {_a(entry.role)} message "
-                       "with an empty string")
+            ctx.report(
+                self,
+                "filled",
+                entry,
+                call_id,
+                f"replaced the null content of {_a(entry.role)} message with an empty string",
+            )
             kept.append(entry)
         transcript.entries = kept
 

@@ -66,5 +66,11 @@ class ToolResultWithoutId(Rule):
             entry.parts[0] = ctx.dialect.with_call_id(entry.parts[0], call.call_id)
             entry.dirty = True
             answered.add(call.call_id)
-            ctx.report(self, "matched", entry, call.call_id, f"gave a tool message without a tool_call_id the id "
-                       f"of the one unanswered call of message {owner.origin} ({call.name!r}), right before it")
+            ctx.report(
+                self,
+                "matched",
+                entry,
+                call.call_id,
+                f"gave a tool message without a tool_call_id the id "
+                f"of the one unanswered call of message {owner.origin} ({call.name!r}), right before it",
+            )

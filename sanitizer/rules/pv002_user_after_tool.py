@@ -37,8 +37,13 @@ class UserAfterTool(Rule):
         entries: list[Entry] = []
         for entry in transcript.entries:
             if entry.role == "user" and entries and entries[-1].role == "tool":
-                ctx.report(self, "bridged", entry, None,
-                           "put a short assistant message between the tool results and this user message")
+                ctx.report(
+                    self,
+                    "bridged",
+                    entry,
+                    None,
+                    "put a short assistant message between the tool results and this user message",
+                )
                 entries.append(ctx.dialect.text_entry("assistant", ctx.policy.bridge_text))
             entries.append(entry)
         transcript.entries = entries

@@ -58,12 +58,23 @@ class TemplateRoleOrder(Rule):
         for entry in entries:
             previous = bridged[-1] if bridged else None
             if entry.role == "user" and previous is not None and previous.role == "tool":
-                ctx.report(self, "bridged", entry, None, "put a short assistant message between the tool results "
-                           "and this user message")
+                ctx.report(
+                    self,
+                    "bridged",
+                    entry,
+                    None,
+                    "put a short assistant message between the tool results and this user message",
+                )
                 bridged.append(ctx.dialect.text_entry("assistant", ctx.policy.bridge_text))
             elif entry.role == "assistant" and all(e.role in _SYSTEM for e in bridged[-1:]):
-                ctx.report(self, "bridged", entry, None, f"put a user message {CONTINUE_TEXT!r} before this "
-                           "assistant message, which opened the conversation")
+                ctx.report(
+                    self,
+                    "bridged",
+                    entry,
+                    None,
+                    f"put a user message {CONTINUE_TEXT!r} before this "
+                    "assistant message, which opened the conversation",
+                )
                 bridged.append(ctx.dialect.text_entry("user", CONTINUE_TEXT))
             bridged.append(entry)
         transcript.entries = bridged

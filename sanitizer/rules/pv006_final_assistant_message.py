@@ -77,17 +77,25 @@ class FinalAssistantMessage(Rule):
             start -= 1
         run = entries[start : last + 1]
         keeps = [
-            why for why, applies in (
+            why
+            for why, applies in (
                 ("holds reasoning_content", any("reasoning_content" in e.source for e in run)),
                 ("holds thinking", any(_thinks(e) for e in run)),
                 ("is followed by system messages", last < len(entries) - 1),
                 ("has no user message before it", not any(e.role == "user" for e in entries[:start])),
-            ) if applies
+            )
+            if applies
         ]
         if mode == "drop" and not keeps:
             for entry in run:
-                ctx.report(self, "dropped", entry, None, "removed the final assistant message (policy "
-                           f"trailing_assistant is drop); it said: {quoted_content(entry)}")
+                ctx.report(
+                    self,
+                    "dropped",
+                    entry,
+                    None,
+                    "removed the final assistant message (policy "
+                    f"trailing_assistant is drop); it said: {quoted_content(entry)}",
+                )
             transcript.entries = entries[:start]
             return
         why = (
@@ -111,4 +119,3 @@ def _open(entry: Entry, no_prefix_mode: bool = False) -> bool:
     if entry.role != "assistant" or entry.calls():
         return False
     return no_prefix_mode or entry.source.get("prefix") is not True
-

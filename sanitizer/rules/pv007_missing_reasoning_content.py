@@ -61,5 +61,11 @@ class MissingReasoningContent(Rule):
             entry.source = {**entry.source, "reasoning_content": stand_in}
             what = "an empty" if stand_in == "" else "a one-space"
             had = "an empty one, which this model counts as missing" if isinstance(reasoning, str) else "none"
-            ctx.report(self, "filled", entry, None, f"gave a tool-calling assistant turn {what} reasoning_content "
-                       f"(it had {had}; the model's reasoning for it was not kept by the client)")
+            ctx.report(
+                self,
+                "filled",
+                entry,
+                None,
+                f"gave a tool-calling assistant turn {what} reasoning_content "
+                f"(it had {had}; the model's reasoning for it was not kept by the client)",
+            )

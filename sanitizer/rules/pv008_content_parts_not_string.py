@@ -53,8 +53,9 @@ class ContentPartsNotString(Rule):
                 call_id = None
             detail = f"joined the {len(texts)} text part(s) of a {entry.role} message into one string"
             if others:
-                detail += (f"; removed {len(others)} part(s) that are not text, which a string cannot hold: "
-                           f"{_compact(others)}")
+                detail += (
+                    f"; removed {len(others)} part(s) that are not text, which a string cannot hold: {_compact(others)}"
+                )
             ctx.report(self, "flattened", entry, call_id, detail)
 
 

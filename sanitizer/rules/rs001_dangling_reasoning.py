@@ -53,7 +53,10 @@ class DanglingReasoning(Rule):
                 continue
             doomed.setdefault(id(entry), (entry, []))[1].append(part)
             ctx.report(
-                self, "dropped", entry, None,
+                self,
+                "dropped",
+                entry,
+                None,
                 f"removed reasoning item {item_id(part)!r}, which no item it produced follows; "
                 f"the item was: {whole(part)}",
             )

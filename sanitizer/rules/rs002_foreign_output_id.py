@@ -40,7 +40,10 @@ class ForeignOutputId(Rule):
                 if part.kind != RESULT or not foreign_output_id(part.raw):
                     continue
                 ctx.report(
-                    self, "stripped", entry, part.call_id,
+                    self,
+                    "stripped",
+                    entry,
+                    part.call_id,
                     f"removed id {item_id(part)!r}, which is not an output item id, from the output",
                 )
                 entry.parts[n] = without_id(part)

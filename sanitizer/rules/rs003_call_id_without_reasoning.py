@@ -56,7 +56,10 @@ class CallIdWithoutReasoning(Rule):
                     if ident is None or not ident.startswith("fc_"):
                         continue
                     ctx.report(
-                        self, "stripped", entry, part.call_id,
+                        self,
+                        "stripped",
+                        entry,
+                        part.call_id,
                         f"removed item id {ident!r} from a call replayed without the reasoning item "
                         "it was produced with",
                     )

@@ -45,7 +45,10 @@ class UnstoredItem(Rule):
             doomed = [p for p in entry.parts if item_id(p) is not None and _unresolvable(p)]
             for part in doomed:
                 ctx.report(
-                    self, "dropped", entry, None,
+                    self,
+                    "dropped",
+                    entry,
+                    None,
                     f"removed item {item_id(part)!r}, which the server cannot look up with store false; "
                     f"the item was: {whole(part)}",
                 )

@@ -52,12 +52,18 @@ class DuplicateItemId(Rule):
                 elif part.raw == first[ident] or part.kind == THINKING:
                     doomed.append(part)
                     ctx.report(
-                        self, "dropped", entry, part.call_id,
+                        self,
+                        "dropped",
+                        entry,
+                        part.call_id,
                         f"removed a second item with id {ident!r}; the item was: {whole(part)}",
                     )
                 else:
                     ctx.report(
-                        self, "stripped", entry, part.call_id,
+                        self,
+                        "stripped",
+                        entry,
+                        part.call_id,
                         f"removed id {ident!r} from an item that differs from the earlier item with that id",
                     )
                     entry.parts[n] = without_id(part)

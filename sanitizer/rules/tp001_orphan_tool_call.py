@@ -44,7 +44,13 @@ class OrphanToolCall(Rule):
     code = "TP001"
     name = "orphan-tool-call"
     fixes: ClassVar[tuple[str, ...]] = (
-        "openai.O1", "anthropic.A1", "responses.R1", "gemini.G3", "bedrock.B1", "deepseek.D1", "mistral.M2",
+        "openai.O1",
+        "anthropic.A1",
+        "responses.R1",
+        "gemini.G3",
+        "bedrock.B1",
+        "deepseek.D1",
+        "mistral.M2",
         "minimax.X3",
     )
 
@@ -52,7 +58,8 @@ class OrphanToolCall(Rule):
         answered = {p.call_id for _, p in transcript.parts() if p.kind == RESULT}
         entries = transcript.entries
         owners = [
-            (index, entry) for index, entry in enumerate(entries)
+            (index, entry)
+            for index, entry in enumerate(entries)
             if any(p.kind == CALL and p.call_id not in answered for p in entry.parts)
         ]
         tail = _results_tail(entries, ctx.dialect.result_role)
@@ -85,7 +92,10 @@ class OrphanToolCall(Rule):
                 else ""
             )
             ctx.report(
-                self, "synthesized", owner, call.call_id,
+                self,
+                "synthesized",
+                owner,
+                call.call_id,
                 f"answered unanswered call to {call.name!r} with a synthetic error result{why}",
             )
         return synthetic
@@ -93,7 +103,10 @@ class OrphanToolCall(Rule):
     def _drop(self, owner: Entry, orphans: list[Part], ctx: Context) -> list[Part]:
         for call in orphans:
             ctx.report(
-                self, "dropped", owner, call.call_id,
+                self,
+                "dropped",
+                owner,
+                call.call_id,
                 f"removed unexecuted call to {call.name!r} with arguments {ctx.describe(call)}",
             )
         return ctx.dialect.droppable(owner, orphans)

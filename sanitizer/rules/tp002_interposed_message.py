@@ -60,7 +60,10 @@ class InterposedMessage(Rule):
             entries[i + 1 : last + 1] = carriers + others
             for entry in others:
                 ctx.report(
-                    self, "moved", entry, None,
+                    self,
+                    "moved",
+                    entry,
+                    None,
                     f"{entry.role} message sat between the tool calls of message "
                     f"{entries[i].origin} and their results; moved after the results",
                 )

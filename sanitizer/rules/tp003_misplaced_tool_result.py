@@ -52,7 +52,10 @@ class MisplacedToolResult(Rule):
         leaving: dict[int, tuple[Entry, set[int]]] = {}
         for owner, holder, part in moving:
             ctx.report(
-                self, "moved", holder, part.call_id,
+                self,
+                "moved",
+                holder,
+                part.call_id,
                 f"moved the result for call {ctx.dialect.public_id(part.call_id)!r} from message {holder.origin} "
                 f"to right after its call in message {owner.origin}",
             )

@@ -41,8 +41,15 @@ class OrphanToolResult(Rule):
     code = "TP004"
     name = "orphan-tool-result"
     fixes: ClassVar[tuple[str, ...]] = (
-        "openai.O2", "openai.O3", "deepseek.D2", "mistral.M2", "anthropic.A2", "responses.R2", "gemini.G2",
-        "bedrock.B2", "responses.R7",
+        "openai.O2",
+        "openai.O3",
+        "deepseek.D2",
+        "mistral.M2",
+        "anthropic.A2",
+        "responses.R2",
+        "gemini.G2",
+        "bedrock.B2",
+        "responses.R7",
     )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
@@ -60,7 +67,10 @@ class OrphanToolResult(Rule):
                 continue
             for part in orphans:
                 ctx.report(
-                    self, "dropped", entry, part.call_id,
+                    self,
+                    "dropped",
+                    entry,
+                    part.call_id,
                     f"dropped a result that answers no call; its content was: {ctx.describe(part)}",
                 )
             removals.append((entry, orphans))
@@ -72,7 +82,10 @@ class OrphanToolResult(Rule):
         for part in orphans:
             content = _plain(ctx.dialect.payload(part))
             ctx.report(
-                self, "folded", entry, part.call_id,
+                self,
+                "folded",
+                entry,
+                part.call_id,
                 f"turned a result that answers no call into user text; its content was: {content}",
             )
             text = _label(_result_name(part), ctx.dialect.public_id(part.call_id), content)

@@ -41,7 +41,10 @@ class DuplicateToolResult(Rule):
         for call_id, results in seen.items():
             for entry, part in results[:-1]:
                 ctx.report(
-                    self, "dropped", entry, call_id,
+                    self,
+                    "dropped",
+                    entry,
+                    call_id,
                     f"dropped an earlier duplicate result (the last one is kept); its content was: "
                     f"{ctx.describe(part)}",
                 )

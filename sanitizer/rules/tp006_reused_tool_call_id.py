@@ -55,7 +55,10 @@ class ReusedToolCallId(Rule):
                         current[original] = renamed
                         ctx.restore_ids[renamed] = original
                         ctx.report(
-                            self, "renamed", entry, original,
+                            self,
+                            "renamed",
+                            entry,
+                            original,
                             f"call id {original!r} was already used by an earlier message; renamed it and "
                             f"the results that follow it to {renamed!r}",
                         )

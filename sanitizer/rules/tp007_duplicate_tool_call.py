@@ -40,7 +40,10 @@ class DuplicateToolCall(Rule):
                 if part.call_id in seen:
                     doomed.append(part)
                     ctx.report(
-                        self, "dropped", entry, part.call_id,
+                        self,
+                        "dropped",
+                        entry,
+                        part.call_id,
                         f"dropped a second call with the same id in one message: {part.name!r} "
                         f"with arguments {ctx.describe(part)}",
                     )

@@ -51,7 +51,12 @@ _ID = re.compile(r"[a-zA-Z0-9_-]+")
 _THINKING = ("thinking", "redacted_thinking")
 # Models reported to reject a final assistant message (A17 sources).
 _NO_PREFILL = (
-    "claude-opus-4-6", "claude-opus-4-7", "claude-opus-4-8", "claude-sonnet-4-6", "claude-sonnet-5", "claude-fable-5",
+    "claude-opus-4-6",
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-sonnet-4-6",
+    "claude-sonnet-5",
+    "claude-fable-5",
 )
 
 A1 = (

@@ -132,8 +132,12 @@ _MISTRAL_NO_SYSTEM = re.compile(r"mistral-7b-instruct-v0\.[12]|mixtral-8x7b-inst
 # Kimi models that think unless told not to: K2.5 and later ("k2p5" is Kimi for Coding's name).
 _KIMI_THINKS = re.compile(r"k2(?:\.|p)[5-9]|kimi-k[3-9]")
 # OpenRouter routes a model by its slug's prefix; these upstreams' own rules apply (W1).
-OPENROUTER_UPSTREAMS = {"anthropic/": "anthropic", "mistralai/": "mistral", "deepseek/": "deepseek",
-                        "moonshotai/": "moonshot"}
+OPENROUTER_UPSTREAMS = {
+    "anthropic/": "anthropic",
+    "mistralai/": "mistral",
+    "deepseek/": "deepseek",
+    "moonshotai/": "moonshot",
+}
 
 
 def model_name(model: object) -> str:

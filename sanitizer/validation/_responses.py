@@ -128,8 +128,12 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             calls.setdefault(d["call_id"], n)
             ident = d.get("id")
             if (
-                reasoning_model and not chained and not reasoned and kind == "function_call"
-                and isinstance(ident, str) and ident.startswith("fc_")
+                reasoning_model
+                and not chained
+                and not reasoned
+                and kind == "function_call"
+                and isinstance(ident, str)
+                and ident.startswith("fc_")
             ):
                 text = R4.format(id=ident, reasoning="rs_…")
                 ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))

@@ -31,8 +31,20 @@ import orjson
 from sanitizer import SANITIZE_PROVIDERS, SanitizeError, sanitize, validate, validator_provider
 
 CASES = Path(__file__).resolve().parent / "cases"
-_FIELDS = {"source", "agent", "provider", "api", "model", "error", "wording", "reconstructed", "body",
-           "must_survive", "unrepairable", "xfail"}
+_FIELDS = {
+    "source",
+    "agent",
+    "provider",
+    "api",
+    "model",
+    "error",
+    "wording",
+    "reconstructed",
+    "body",
+    "must_survive",
+    "unrepairable",
+    "xfail",
+}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ def test_the_corpus_is_not_empty() -> None:
 @pytest.mark.parametrize(
     "case",
     [
-        pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.data["xfail"])] if c.data.get("xfail") else [])
+        pytest.param(
+            c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=c.data["xfail"])] if c.data.get("xfail") else []
+        )
         for c in CASES
     ],
 )

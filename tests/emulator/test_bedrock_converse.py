@@ -85,7 +85,11 @@ def test_stream_tool_call(client: Any) -> None:
     events = list(response["stream"])
     [start] = [e["contentBlockStart"] for e in events if "contentBlockStart" in e]
     assert start["start"]["toolUse"]["name"] == "get_weather"
-    pieces = [e["contentBlockDelta"]["delta"]["toolUse"]["input"] for e in events if "toolUse" in e.get("contentBlockDelta", {}).get("delta", {})]
+    pieces = [
+        e["contentBlockDelta"]["delta"]["toolUse"]["input"]
+        for e in events
+        if "toolUse" in e.get("contentBlockDelta", {}).get("delta", {})
+    ]
     assert "".join(pieces) == "{}"
     assert events[-2]["messageStop"]["stopReason"] == "tool_use"
 

@@ -70,7 +70,9 @@ def test_key_as_query_parameter(emulator: Emulator) -> None:
 
 
 def test_unknown_method_is_404(emulator: Emulator) -> None:
-    response = httpx.post(f"{emulator.url}/v1beta/models/{MODEL}:embedContent", json={}, headers={"x-goog-api-key": "k"})
+    response = httpx.post(
+        f"{emulator.url}/v1beta/models/{MODEL}:embedContent", json={}, headers={"x-goog-api-key": "k"}
+    )
     assert response.status_code == 404
     assert response.json()["error"]["status"] == "NOT_FOUND"
 

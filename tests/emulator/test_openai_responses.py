@@ -105,7 +105,10 @@ def test_a_reasoning_models_own_output_replays_cleanly(client: OpenAI, stream: b
     reasoning, call = response.output
     assert reasoning.type == "reasoning" and reasoning.id.startswith("rs_")
     assert call.type == "function_call" and call.id is not None and call.id.startswith("fc_")
-    replay = [*ask, *(i.model_dump(exclude_none=True) for i in response.output),
-              {"type": "function_call_output", "call_id": call.call_id, "output": "Sunny"},
-              {"role": "user", "content": "thanks"}]
+    replay = [
+        *ask,
+        *(i.model_dump(exclude_none=True) for i in response.output),
+        {"type": "function_call_output", "call_id": call.call_id, "output": "Sunny"},
+        {"role": "user", "content": "thanks"},
+    ]
     assert client.responses.create(model="gpt-5", input=replay).output_text.endswith('"thanks"')

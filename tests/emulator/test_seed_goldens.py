@@ -66,7 +66,9 @@ def _send(emulator: Emulator, case: Case, body: dict[str, Any], stream: bool) ->
         try:
             if stream:
                 events = bclient.converse_stream(**body)["stream"]
-                return "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e)
+                return "".join(
+                    e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e
+                )
             reply = bclient.converse(**body)
             return "".join(b.get("text", "") for b in reply["output"]["message"]["content"])
         finally:

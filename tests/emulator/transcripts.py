@@ -117,7 +117,10 @@ def gemini_repaired() -> list[Any]:
 def bedrock_seed() -> list[Any]:
     return [
         {"role": "user", "content": [{"text": ASK}]},
-        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "tooluse_slow_1", "name": "slow_tool", "input": {}}}]},
+        {
+            "role": "assistant",
+            "content": [{"toolUse": {"toolUseId": "tooluse_slow_1", "name": "slow_tool", "input": {}}}],
+        },
         {"role": "assistant", "content": [{"text": RECOVERY}]},
         {"role": "user", "content": [{"text": CORRECTION}]},
     ]

@@ -143,9 +143,10 @@ def test_provider_rejection_is_captured_with_its_error(tmp_path: Path, anthropic
 
 @pytest.mark.slow
 def test_rejection_after_repair_is_marked_and_logged_loudly(tmp_path: Path, logs: LogLines) -> None:
-    with running_server(Rejecting().app()) as upstream, suture(
-        anthropic={"upstream": upstream}, capture={"dir": tmp_path}
-    ) as url:
+    with (
+        running_server(Rejecting().app()) as upstream,
+        suture(anthropic={"upstream": upstream}, capture={"dir": tmp_path}) as url,
+    ):
         response = httpx.post(url + "/v1/messages", json=SEED["before"], headers=ANTHROPIC_HEADERS)
         assert response.status_code == 400
         assert response.headers["content-encoding"] == "gzip"
@@ -171,9 +172,10 @@ def test_rejection_after_repair_is_logged_even_without_capture(logs: LogLines) -
 
 @pytest.mark.slow
 def test_openai_bearer_key_never_stored(tmp_path: Path) -> None:
-    with running_server(build_emulator_app(EmulatorConfig(provider="openai"))) as upstream, suture(
-        openai={"upstream": upstream + "/v1"}, capture={"dir": tmp_path}
-    ) as url:
+    with (
+        running_server(build_emulator_app(EmulatorConfig(provider="openai"))) as upstream,
+        suture(openai={"upstream": upstream + "/v1"}, capture={"dir": tmp_path}) as url,
+    ):
         headers = {"authorization": f"Bearer {OPENAI_KEY}", "openai-organization": "org-secret-org-id"}
         assert httpx.post(url + "/v1/chat/completions", json=OPENAI_SEED["before"], headers=headers).status_code == 200
         broken = {**OPENAI_SEED["before"], "messages": []}

@@ -215,7 +215,9 @@ def test_fix_policy_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_fix_drop_policy(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["fix", str(OPENAI_SEED), "--policy", "orphan_tool_call=drop"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out == sanitize(golden(OPENAI_SEED)["before"], api="openai-chat", policy=Policy(orphan_tool_call="drop")).body
+    assert (
+        out == sanitize(golden(OPENAI_SEED)["before"], api="openai-chat", policy=Policy(orphan_tool_call="drop")).body
+    )
 
 
 # replay
@@ -279,7 +281,20 @@ def test_replay_without_a_key_shows_the_providers_401(
     assert cli.main(["replay", str(SEED), "--to", anthropic_emulator, "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["original"]["status"] == report["repaired"]["status"] == 401
-    assert cli.main(["replay", str(SEED), "--to", anthropic_emulator, "--json", "--header", "x-api-key: sk-ant-from-header-secret"]) == 0
+    assert (
+        cli.main(
+            [
+                "replay",
+                str(SEED),
+                "--to",
+                anthropic_emulator,
+                "--json",
+                "--header",
+                "x-api-key: sk-ant-from-header-secret",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert json.loads(out)["repaired"]["status"] == 200
     assert "sk-ant-from-header-secret" not in out
@@ -317,7 +332,12 @@ def test_replay_unreachable_upstream_and_valid_body(tmp_path: Path, capsys: pyte
         ("https://api.anthropic.com", "anthropic-messages", None, "https://api.anthropic.com/v1/messages"),
         ("https://api.anthropic.com/", "anthropic-messages", "/v1/messages", "https://api.anthropic.com/v1/messages"),
         ("http://127.0.0.1:8787", "openai-chat", None, "http://127.0.0.1:8787/v1/chat/completions"),
-        ("https://x.example/openai/deployments/d/chat/completions", "openai-chat", None, "https://x.example/openai/deployments/d/chat/completions"),
+        (
+            "https://x.example/openai/deployments/d/chat/completions",
+            "openai-chat",
+            None,
+            "https://x.example/openai/deployments/d/chat/completions",
+        ),
     ],
 )
 def test_replay_target_url(base: str, api: str, path: str | None, url: str) -> None:
@@ -329,7 +349,9 @@ def test_replay_target_url(base: str, api: str, path: str | None, url: str) -> N
 # help
 
 
-def test_help_lists_every_command_on_one_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_help_lists_every_command_on_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit):
         cli.main(["--help"])

@@ -142,7 +142,13 @@ def repairing(tmp_path: Path) -> Iterator[Stack]:
 
 
 def assert_responses_repaired(items: list[dict[str, Any]]) -> None:
-    assert [i.get("type", "message") for i in items] == ["message", "function_call", "function_call_output", "message", "message"]
+    assert [i.get("type", "message") for i in items] == [
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+        "message",
+    ]
     assert items[2]["call_id"] == "call_slow_1"
     assert "slow_tool" in items[2]["output"]
     assert items[3]["content"] == RECOVERY

@@ -245,9 +245,16 @@ def test_the_request_goes_as_built_with_host_and_content_length_only(run: Run[No
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [(b"x-api-key", b"k\r\nX-Injected: 1"), (b"x-api-key", b"k\nX-Injected: 1"), (b"x-api-key", b"k\0"), (b"x-a\r\nb", b"1")],
+    [
+        (b"x-api-key", b"k\r\nX-Injected: 1"),
+        (b"x-api-key", b"k\nX-Injected: 1"),
+        (b"x-api-key", b"k\0"),
+        (b"x-a\r\nb", b"1"),
+    ],
 )
-def test_a_header_with_a_line_break_or_nul_is_refused_and_nothing_is_sent(run: Run[None], name: bytes, value: bytes) -> None:
+def test_a_header_with_a_line_break_or_nul_is_refused_and_nothing_is_sent(
+    run: Run[None], name: bytes, value: bytes
+) -> None:
     async def test() -> None:
         async with Server(answering(OK)) as server:
             pool = server.pool()
@@ -437,7 +444,10 @@ def test_interim_answers_are_skipped_for_the_final_one(run: Run[None], separatel
 
 @pytest.mark.parametrize(
     "interim",
-    [b"HTTP/1.1 150 Odd\r\nContent-Length: 5\r\n\r\nhello", b"HTTP/1.1 199 Odd\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"],
+    [
+        b"HTTP/1.1 150 Odd\r\nContent-Length: 5\r\n\r\nhello",
+        b"HTTP/1.1 199 Odd\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+    ],
     ids=["content-length", "chunked"],
 )
 def test_an_interim_answer_declaring_a_body_is_a_protocol_error(run: Run[None], interim: bytes) -> None:
@@ -575,7 +585,11 @@ def test_a_chunked_body_cut_short_raises(run: Run[None]) -> None:
 
 @pytest.mark.parametrize(
     "answer",
-    [b"SSH-2.0-OpenSSH_9.6\r\n", b"HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\n", b"HTTP/1.1 200 OK\r\nBad Header\r\n\r\n"],
+    [
+        b"SSH-2.0-OpenSSH_9.6\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: nope\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nBad Header\r\n\r\n",
+    ],
     ids=["not-http", "bad-length", "bad-header"],
 )
 def test_a_malformed_answer_is_a_protocol_error_and_the_connection_goes(run: Run[None], answer: bytes) -> None:
@@ -662,7 +676,9 @@ def test_a_101_switching_protocols_answer_is_a_protocol_error_not_a_loop_traceba
     # httptools raises HttpParserUpgrade, which is no HttpParserError, from feed_data.
     async def handler(peer: Peer) -> None:
         await peer.request()
-        await peer.send(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n\x81\x00")
+        await peer.send(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n\x81\x00"
+        )
         await peer.until_eof()
 
     async def test() -> None:
@@ -780,7 +796,9 @@ def _parser_reads_to_the_close(head: bytes) -> bool:
 
 @given(
     codings=st.lists(
-        st.lists(st.sampled_from(["chunked", "Chunked", "gzip", "identity", "", " ", "\t", "x"]), min_size=1, max_size=4),
+        st.lists(
+            st.sampled_from(["chunked", "Chunked", "gzip", "identity", "", " ", "\t", "x"]), min_size=1, max_size=4
+        ),
         min_size=0,
         max_size=3,
     ),
@@ -1052,7 +1070,9 @@ def test_the_retry_after_a_stale_connection_skips_the_other_idle_ones(run: Run[N
     async def test() -> None:
         async with Server(handler) as server:
             pool = server.pool(max_connections=2)
-            first, second = await asyncio.gather(pool.request(b"GET", b"/", [], None), pool.request(b"GET", b"/", [], None))
+            first, second = await asyncio.gather(
+                pool.request(b"GET", b"/", [], None), pool.request(b"GET", b"/", [], None)
+            )
             for response in (first, second):
                 assert await response.aread() == b"ok"
                 await response.aclose()
@@ -1147,7 +1167,11 @@ def test_a_stray_answer_on_an_idle_connection_is_never_taken_for_the_next_reques
     async def handler(peer: Peer) -> None:
         peers.append(peer)
         await peer.request()
-        await peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst" if peer.number == 1 else b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+        await peer.send(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst"
+            if peer.number == 1
+            else b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh"
+        )
         await peer.until_eof()
 
     async def test() -> None:
@@ -1333,7 +1357,10 @@ def test_an_untrusted_certificate_is_refused_before_anything_is_sent(run: Run[No
     async def test() -> None:
         async with Server(answering(OK), tls=_tls_server_context(trustme.CA())) as server:
             pool = server.pool(ssl_context=ssl.create_default_context())
-            with pytest.raises(UntrustedCertificate, match=r"^TLS certificate verification failed: unable to get local issuer certificate$"):
+            with pytest.raises(
+                UntrustedCertificate,
+                match=r"^TLS certificate verification failed: unable to get local issuer certificate$",
+            ):
                 await pool.request(b"GET", b"/", [], None)
             assert (server.requests, pool.connections) == ([], 0)
 
@@ -1396,7 +1423,9 @@ def test_https_goes_through_a_connect_tunnel_with_the_proxy_credentials(run: Run
 
     async def test() -> None:
         async with Server(answering(OK), tls=_tls_server_context(ca)) as server:
-            pool = server.pool(ssl_context=trusted, proxy=Proxy.from_url(proxy_url.replace("//", "//bob:s3cret%20word@")))
+            pool = server.pool(
+                ssl_context=trusted, proxy=Proxy.from_url(proxy_url.replace("//", "//bob:s3cret%20word@"))
+            )
             assert (await get(pool))[1] == b"ok"
             assert (await get(pool))[1] == b"ok"
             # Inside the tunnel the upstream sees ordinary requests: no proxy credentials.

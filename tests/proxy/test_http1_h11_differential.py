@@ -113,7 +113,11 @@ def _status_line(draw: st.DrawFn, lines: _Lines, interim: bool) -> tuple[bytes, 
     if interim:
         version = draw(st.sampled_from([b"HTTP/1.1"] * 9 + [b"HTTP/1.0"]))
     else:
-        version = draw(st.sampled_from([b"HTTP/1.1"] * 12 + [b"HTTP/1.0"] * 4 + [b"HTTP/0.9", b"HTTP/2.0", b"HTTP/1.2", b"HTTP/3.0"]))
+        version = draw(
+            st.sampled_from(
+                [b"HTTP/1.1"] * 12 + [b"HTTP/1.0"] * 4 + [b"HTTP/0.9", b"HTTP/2.0", b"HTTP/1.2", b"HTTP/3.0"]
+            )
+        )
         if version in (b"HTTP/1.2", b"HTTP/3.0"):
             lines.stricter.add("unknown-version")
     reason = draw(st.sampled_from([b" OK", b"", b" ", b" Odd \t reason"]))
@@ -125,7 +129,8 @@ def _other_headers(draw: st.DrawFn, lines: _Lines) -> list[bytes]:
     for _ in range(draw(st.integers(0, 3))):
         kind = draw(
             st.sampled_from(
-                ["plain"] * 12 + ["empty", "odd-value", "folded", "connection", "connection", "no-colon", "space-before-colon"]
+                ["plain"] * 12
+                + ["empty", "odd-value", "folded", "connection", "connection", "no-colon", "space-before-colon"]
             )
         )
         if kind == "plain":
@@ -151,7 +156,19 @@ def _content_length(draw: st.DrawFn, body: bytes, stricter: set[str]) -> list[by
     variant = draw(
         st.sampled_from(
             ["exact"] * 8
-            + ["short", "long", "repeated", "list", "conflicting", "negative", "non-numeric", "plus", "padded", "zeros", "huge"]
+            + [
+                "short",
+                "long",
+                "repeated",
+                "list",
+                "conflicting",
+                "negative",
+                "non-numeric",
+                "plus",
+                "padded",
+                "zeros",
+                "huge",
+            ]
         )
     )
     if variant in ("repeated", "list"):
@@ -218,7 +235,9 @@ def answers(draw: st.DrawFn) -> Answer:
     if interim and (version != b"HTTP/1.1" or b"Connection: close" in headers):
         stricter.add("closing-interim")
     body = draw(st.binary(max_size=40))
-    framing = draw(st.sampled_from(["length"] * 3 + ["chunked"] * 3 + ["close"] * 2 + ["length-and-chunked", "other-coding"]))
+    framing = draw(
+        st.sampled_from(["length"] * 3 + ["chunked"] * 3 + ["close"] * 2 + ["length-and-chunked", "other-coding"])
+    )
     # h11 supports Transfer-Encoding: chunked alone. RFC 9112 §6.3: a response whose final coding
     # is chunked is chunked (for h11, the header becomes just that); one whose final coding is
     # another is read until the close (for h11, the header goes, leaving the close as the end).
@@ -234,7 +253,9 @@ def answers(draw: st.DrawFn) -> Answer:
             codings = draw(st.sampled_from([[b"identity"], [b"gzip"], [b"chunked, identity"], [b"chunked", b"gzip"]]))
             payload = body
         else:
-            codings = draw(st.sampled_from([[b"chunked"], [b"chunked"], [b"Chunked"], [b"gzip, chunked"], [b"gzip", b"chunked"]]))
+            codings = draw(
+                st.sampled_from([[b"chunked"], [b"chunked"], [b"Chunked"], [b"gzip, chunked"], [b"gzip", b"chunked"]])
+            )
             in_body: set[str] = set()
             payload = _chunked(draw, body, _Lines(draw, in_body))
             if code not in (b"204", b"304"):

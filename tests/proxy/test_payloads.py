@@ -36,7 +36,12 @@ def test_raw_body() -> None:
 
 
 def test_json_log_line_with_the_body_inside() -> None:
-    line = {"ts": "2026-01-01T00:00:00Z", "level": "error", "event": "llm call failed", "request": {"json": OPENAI_SEED}}
+    line = {
+        "ts": "2026-01-01T00:00:00Z",
+        "level": "error",
+        "event": "llm call failed",
+        "request": {"json": OPENAI_SEED},
+    }
     payload = parse_payload(dumps(line))
     assert (payload.body, payload.api, payload.form) == (OPENAI_SEED, "openai-chat", "JSON log line")
 
@@ -79,10 +84,12 @@ def test_http_dump_path_decides_over_the_shape() -> None:
 
 def test_body_embedded_in_an_error_report() -> None:
     report = (
-        "Traceback (most recent call last):\n  File \"agent.py\", line 3, in <module>\n"
+        'Traceback (most recent call last):\n  File "agent.py", line 3, in <module>\n'
         "anthropic.BadRequestError: Error code: 400 - {'type': 'error', 'error': {'type': "
         "'invalid_request_error', 'message': 'messages.1: `tool_use` ids were found'}}\n"
-        "Request that failed (don't retry it):\n" + json.dumps(SEED, indent=2, ensure_ascii=False) + "\nEnd of report {\n"
+        "Request that failed (don't retry it):\n"
+        + json.dumps(SEED, indent=2, ensure_ascii=False)
+        + "\nEnd of report {\n"
     )
     payload = parse_payload(report)
     assert payload.body == SEED
@@ -119,12 +126,20 @@ def test_given_api_wins() -> None:
     ("body", "api", "because"),
     [
         ({"model": "m", "messages": [{"role": "user", "content": "hi"}]}, "openai-chat", "no Anthropic markers"),
-        ({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}, "anthropic-messages", "max_tokens"),
+        (
+            {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]},
+            "anthropic-messages",
+            "max_tokens",
+        ),
         ({"messages": [{"role": "system", "content": "s"}], "max_tokens": 9}, "openai-chat", "role system"),
         ({"messages": [], "system": "be brief"}, "anthropic-messages", "top-level `system`"),
         ({"input": [{"role": "user", "content": "hi"}]}, "openai-responses", "`input`"),
         ({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}, "gemini", "`contents`"),
-        ({"messages": [{"role": "user", "content": [{"toolResult": {"toolUseId": "a"}}]}]}, "bedrock-converse", "toolUse/toolResult"),
+        (
+            {"messages": [{"role": "user", "content": [{"toolResult": {"toolUseId": "a"}}]}]},
+            "bedrock-converse",
+            "toolUse/toolResult",
+        ),
     ],
 )
 def test_detection_by_shape(body: dict[str, Any], api: str, because: str) -> None:

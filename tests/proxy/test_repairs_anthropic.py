@@ -34,7 +34,12 @@ A1 = (
 
 
 def tool_use(call_id: str, arguments: Any = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": call_id, "name": "get_weather", "input": {"city": "Paris"} if arguments is None else arguments}
+    return {
+        "type": "tool_use",
+        "id": call_id,
+        "name": "get_weather",
+        "input": {"city": "Paris"} if arguments is None else arguments,
+    }
 
 
 def tool_result(call_id: str, text: str = "Sunny") -> dict[str, Any]:
@@ -48,7 +53,9 @@ class Stack:
     suture: str
 
     def client(self, *, direct: bool = False) -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=self.emulator if direct else self.suture, api_key=KEY, max_retries=0, timeout=10)
+        return anthropic.Anthropic(
+            base_url=self.emulator if direct else self.suture, api_key=KEY, max_retries=0, timeout=10
+        )
 
     def last_forwarded(self) -> dict[str, Any]:
         lines = [json.loads(line) for line in self.record.read_text(encoding="utf-8").splitlines()]
@@ -173,7 +180,10 @@ def test_text_after_tool_use_is_moved_before_it(stack: Stack) -> None:
         "max_tokens": 64,
         "tools": TOOLS,
         "messages": [
-            {"role": "assistant", "content": [tool_use("call_1"), {"type": "text", "text": "I will check the weather."}]},
+            {
+                "role": "assistant",
+                "content": [tool_use("call_1"), {"type": "text", "text": "I will check the weather."}],
+            },
             {"role": "user", "content": [tool_result("call_1", '{"temperature":"72F"}')]},
             {"role": "user", "content": [{"type": "text", "text": "Use that result to answer briefly."}]},
         ],

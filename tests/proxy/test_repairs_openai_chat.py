@@ -56,8 +56,9 @@ class Stack:
     record: Path
 
     def client(self, *, direct: bool) -> openai.OpenAI:
-        return openai.OpenAI(base_url=(self.emulator if direct else self.suture) + "/v1", api_key=KEY,
-                             max_retries=0, timeout=10)
+        return openai.OpenAI(
+            base_url=(self.emulator if direct else self.suture) + "/v1", api_key=KEY, max_retries=0, timeout=10
+        )
 
     def direct_client(self, upstream: str | None) -> openai.OpenAI:
         """The SDK pointed at the emulator as that provider: its own base URL."""
@@ -99,116 +100,262 @@ DEEPSEEK_D5 = (
 
 CASES = [
     # content: null (OA002)
-    Broken("assistant-null-content", None, {"model": "gpt-4o", "messages": [
-        {"role": "user", "content": "first prompt"},
-        {"role": "assistant", "content": None},
-        {"role": "user", "content": "next prompt"}]},
-        "Invalid value for 'content': expected a string, got null."),
-    Broken("tool-null-content", None, {"model": "gpt-4o", "tools": TOOLS, "messages": [
-        {"role": "user", "content": "what do the docs say?"},
-        {"role": "assistant", "content": None, "tool_calls": [call("call_r1")]},
-        {"role": "tool", "tool_call_id": "call_r1", "content": None}]},
-        "Invalid value for 'content': expected a string, got null."),
+    Broken(
+        "assistant-null-content",
+        None,
+        {
+            "model": "gpt-4o",
+            "messages": [
+                {"role": "user", "content": "first prompt"},
+                {"role": "assistant", "content": None},
+                {"role": "user", "content": "next prompt"},
+            ],
+        },
+        "Invalid value for 'content': expected a string, got null.",
+    ),
+    Broken(
+        "tool-null-content",
+        None,
+        {
+            "model": "gpt-4o",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "what do the docs say?"},
+                {"role": "assistant", "content": None, "tool_calls": [call("call_r1")]},
+                {"role": "tool", "tool_call_id": "call_r1", "content": None},
+            ],
+        },
+        "Invalid value for 'content': expected a string, got null.",
+    ),
     # A tool message without tool_call_id (OA003, else kept as text by TP004)
-    Broken("tool-message-without-id", None, {"model": "gpt-4o", "tools": TOOLS, "messages": [
-        {"role": "user", "content": "search"},
-        {"role": "assistant", "content": None, "tool_calls": [call("call_s1")]},
-        {"role": "tool", "content": "three hits"}]},
-        "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."),
-    Broken("groq-tool-message-without-id", "groq", {"model": "llama-3.3-70b-versatile", "messages": [
-        {"role": "system", "content": "app system prompt"},
-        {"role": "user", "content": "news?"},
-        {"role": "assistant", "content": ""},
-        {"role": "tool", "content": "Rover finds signs of ancient life on Mars."}]},
+    Broken(
+        "tool-message-without-id",
+        None,
+        {
+            "model": "gpt-4o",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "search"},
+                {"role": "assistant", "content": None, "tool_calls": [call("call_s1")]},
+                {"role": "tool", "content": "three hits"},
+            ],
+        },
+        "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.",
+    ),
+    Broken(
+        "groq-tool-message-without-id",
+        "groq",
+        {
+            "model": "llama-3.3-70b-versatile",
+            "messages": [
+                {"role": "system", "content": "app system prompt"},
+                {"role": "user", "content": "news?"},
+                {"role": "assistant", "content": ""},
+                {"role": "tool", "content": "Rover finds signs of ancient life on Mars."},
+            ],
+        },
         "'messages.3' : for 'role:tool' the following must be satisfied"
-        "[('messages.3.tool_call_id' : property 'tool_call_id' is missing)]"),
+        "[('messages.3.tool_call_id' : property 'tool_call_id' is missing)]",
+    ),
     # DeepSeek's reasoner (PV004, PV006, PV007)
-    Broken("deepseek-successive-users", "deepseek", {"model": "deepseek-reasoner", "messages": [
-        {"role": "user", "content": "first question"},
-        {"role": "assistant", "content": "first answer"},
-        {"role": "user", "content": "question whose answer was stopped"},
-        {"role": "user", "content": "new question"}]},
+    Broken(
+        "deepseek-successive-users",
+        "deepseek",
+        {
+            "model": "deepseek-reasoner",
+            "messages": [
+                {"role": "user", "content": "first question"},
+                {"role": "assistant", "content": "first answer"},
+                {"role": "user", "content": "question whose answer was stopped"},
+                {"role": "user", "content": "new question"},
+            ],
+        },
         "deepseek-reasoner does not support successive user or assistant messages (messages[2] and messages[3] in "
-        "your input). You should interleave the user/assistant messages in the message sequence."),
-    Broken("deepseek-system-after-assistant", "deepseek", {"model": "deepseek-reasoner", "messages": [
-        {"role": "user", "content": "prompt"},
-        {"role": "assistant", "content": "cached earlier answer"},
-        {"role": "system", "content": "You are a professional assistant."}]},
-        DEEPSEEK_D5),
-    Broken("deepseek-final-assistant", "deepseek", {"model": "deepseek-reasoner", "messages": [
-        {"role": "system", "content": "system prompt of the node"},
-        {"role": "user", "content": "user prompt of the node"},
-        {"role": "assistant", "content": "assistant prompt of the node"}]},
-        DEEPSEEK_D5),
-    Broken("deepseek-tool-turn-without-reasoning", "deepseek", {"model": "deepseek-reasoner", "tools": TOOLS,
-        "messages": [
-            {"role": "user", "content": "question about the repository"},
-            {"role": "assistant", "content": "", "tool_calls": [call("call_00_graph")]},
-            {"role": "tool", "tool_call_id": "call_00_graph", "content": "graph query result"}]},
+        "your input). You should interleave the user/assistant messages in the message sequence.",
+    ),
+    Broken(
+        "deepseek-system-after-assistant",
+        "deepseek",
+        {
+            "model": "deepseek-reasoner",
+            "messages": [
+                {"role": "user", "content": "prompt"},
+                {"role": "assistant", "content": "cached earlier answer"},
+                {"role": "system", "content": "You are a professional assistant."},
+            ],
+        },
+        DEEPSEEK_D5,
+    ),
+    Broken(
+        "deepseek-final-assistant",
+        "deepseek",
+        {
+            "model": "deepseek-reasoner",
+            "messages": [
+                {"role": "system", "content": "system prompt of the node"},
+                {"role": "user", "content": "user prompt of the node"},
+                {"role": "assistant", "content": "assistant prompt of the node"},
+            ],
+        },
+        DEEPSEEK_D5,
+    ),
+    Broken(
+        "deepseek-tool-turn-without-reasoning",
+        "deepseek",
+        {
+            "model": "deepseek-reasoner",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "question about the repository"},
+                {"role": "assistant", "content": "", "tool_calls": [call("call_00_graph")]},
+                {"role": "tool", "tool_call_id": "call_00_graph", "content": "graph query result"},
+            ],
+        },
         "Missing `reasoning_content` field in the assistant message at message index 1. For more information, "
-        "please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"),
+        "please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+    ),
     # vLLM's chat templates (PV005)
-    Broken("vllm-two-users", "vllm", {"model": "mistralai/Mistral-7B-Instruct-v0.3", "messages": [
-        {"role": "system", "content": "you are wikipedia agent."},
-        {"role": "user", "content": "whta is the capital city of ontario ?"},
-        {"role": "user", "content": "and tell me about its history."}]},
-        "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."),
-    Broken("vllm-second-system", "vllm", {"model": "google/gemma-3-27b-it", "messages": [
-        {"role": "system", "content": "assistant system prompt"},
-        {"role": "system", "content": "second system prompt"},
-        {"role": "user", "content": "question"}]},
-        "Conversation roles must alternate user/assistant/user/assistant/..."),
-    Broken("vllm-mistral-common-user-after-tool", "vllm", {"model": "mistralai/Mistral-Small-4-119B-2603",
-        "tools": TOOLS, "messages": [
-            {"role": "user", "content": "Run the unit tests"},
-            {"role": "assistant", "content": None, "tool_calls": [call("bR7sK2pQ9")]},
-            {"role": "tool", "tool_call_id": "bR7sK2pQ9", "content": "Skipped: User cancelled the operation."},
-            {"role": "user", "content": "Run the unit tests"}]},
-        "Unexpected role 'user' after role 'tool'"),
+    Broken(
+        "vllm-two-users",
+        "vllm",
+        {
+            "model": "mistralai/Mistral-7B-Instruct-v0.3",
+            "messages": [
+                {"role": "system", "content": "you are wikipedia agent."},
+                {"role": "user", "content": "whta is the capital city of ontario ?"},
+                {"role": "user", "content": "and tell me about its history."},
+            ],
+        },
+        "After the optional system message, conversation roles must alternate user/assistant/user/assistant/...",
+    ),
+    Broken(
+        "vllm-second-system",
+        "vllm",
+        {
+            "model": "google/gemma-3-27b-it",
+            "messages": [
+                {"role": "system", "content": "assistant system prompt"},
+                {"role": "system", "content": "second system prompt"},
+                {"role": "user", "content": "question"},
+            ],
+        },
+        "Conversation roles must alternate user/assistant/user/assistant/...",
+    ),
+    Broken(
+        "vllm-mistral-common-user-after-tool",
+        "vllm",
+        {
+            "model": "mistralai/Mistral-Small-4-119B-2603",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "Run the unit tests"},
+                {"role": "assistant", "content": None, "tool_calls": [call("bR7sK2pQ9")]},
+                {"role": "tool", "tool_call_id": "bR7sK2pQ9", "content": "Skipped: User cancelled the operation."},
+                {"role": "user", "content": "Run the unit tests"},
+            ],
+        },
+        "Unexpected role 'user' after role 'tool'",
+    ),
     # Groq's string-only system and tool content (PV008)
-    Broken("groq-system-parts", "groq", {"model": "llama-3.1-70b-versatile", "messages": [
-        {"role": "system", "content": [{"type": "text", "text": "You are OpenHands."}]},
-        {"role": "user", "content": [{"type": "text", "text": "the task"}]}]},
+    Broken(
+        "groq-system-parts",
+        "groq",
+        {
+            "model": "llama-3.1-70b-versatile",
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "You are OpenHands."}]},
+                {"role": "user", "content": [{"type": "text", "text": "the task"}]},
+            ],
+        },
         "'messages.0' : for 'role:system' the following must be satisfied"
-        "[('messages.0.content' : value must be a string)]"),
+        "[('messages.0.content' : value must be a string)]",
+    ),
     # Kimi thinks by default (PV007)
-    Broken("moonshot-kimi-k25-reasoning", "moonshot", {"model": "kimi-k2.5", "tools": TOOLS, "messages": [
-        {"role": "user", "content": "weather in Paris?"},
-        {"role": "assistant", "content": "", "tool_calls": [call("functions.search:0")]},
-        {"role": "tool", "tool_call_id": "functions.search:0", "content": "sunny"}]},
-        "thinking is enabled but reasoning_content is missing in assistant tool call message at index 1"),
+    Broken(
+        "moonshot-kimi-k25-reasoning",
+        "moonshot",
+        {
+            "model": "kimi-k2.5",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "weather in Paris?"},
+                {"role": "assistant", "content": "", "tool_calls": [call("functions.search:0")]},
+                {"role": "tool", "tool_call_id": "functions.search:0", "content": "sunny"},
+            ],
+        },
+        "thinking is enabled but reasoning_content is missing in assistant tool call message at index 1",
+    ),
     # OpenRouter: the upstream's own rules, chosen from the model's prefix
-    Broken("openrouter-anthropic-empty-message", "openrouter", {"model": "anthropic/claude-sonnet-4.5",
-        "messages": [
-            {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": ""},
-            {"role": "user", "content": "are you there?"}]},
-        "messages.1: all messages must have non-empty content except for the optional final assistant message"),
-    Broken("openrouter-mistral-tool-after-user", "openrouter", {"model": "mistralai/devstral-medium", "tools": TOOLS,
-        "messages": [
-            {"role": "user", "content": "run the tests"},
-            {"role": "assistant", "content": None, "tool_calls": [call("Xy7Wv3Ts1")]},
-            {"role": "user", "content": "message typed after cancelling"},
-            {"role": "tool", "tool_call_id": "Xy7Wv3Ts1", "content": "Tool call was cancelled by the user."}]},
-        "Unexpected role 'tool' after role 'user'"),
-    Broken("openrouter-deepseek-reasoning", "openrouter", {"model": "deepseek/deepseek-v4-pro", "tools": TOOLS,
-        "messages": [
-            {"role": "user", "content": "run it"},
-            {"role": "assistant", "content": "", "tool_calls": [call("call_00_exec")]},
-            {"role": "tool", "tool_call_id": "call_00_exec", "content": "1"}]},
-        "The `reasoning_content` in the thinking mode must be passed back to the API."),
+    Broken(
+        "openrouter-anthropic-empty-message",
+        "openrouter",
+        {
+            "model": "anthropic/claude-sonnet-4.5",
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": ""},
+                {"role": "user", "content": "are you there?"},
+            ],
+        },
+        "messages.1: all messages must have non-empty content except for the optional final assistant message",
+    ),
+    Broken(
+        "openrouter-mistral-tool-after-user",
+        "openrouter",
+        {
+            "model": "mistralai/devstral-medium",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "run the tests"},
+                {"role": "assistant", "content": None, "tool_calls": [call("Xy7Wv3Ts1")]},
+                {"role": "user", "content": "message typed after cancelling"},
+                {"role": "tool", "tool_call_id": "Xy7Wv3Ts1", "content": "Tool call was cancelled by the user."},
+            ],
+        },
+        "Unexpected role 'tool' after role 'user'",
+    ),
+    Broken(
+        "openrouter-deepseek-reasoning",
+        "openrouter",
+        {
+            "model": "deepseek/deepseek-v4-pro",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "run it"},
+                {"role": "assistant", "content": "", "tool_calls": [call("call_00_exec")]},
+                {"role": "tool", "tool_call_id": "call_00_exec", "content": "1"},
+            ],
+        },
+        "The `reasoning_content` in the thinking mode must be passed back to the API.",
+    ),
     # Azure's current spelling, MiniMax's own text (TP004 repairs both)
-    Broken("azure-orphan-tool", "azure", {"model": "azure-gpt-4o", "messages": [
-        {"role": "user", "content": "ask the plugin"},
-        {"role": "tool", "tool_call_id": "call_steam_1", "content": "plugin result", "name": "steam"},
-        {"role": "user", "content": "follow-up"}]},
-        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."),
-    Broken("minimax-result-id-not-found", "minimax", {"model": "MiniMax-M2.1", "messages": [
-        {"role": "user", "content": "search Google"},
-        {"role": "assistant", "content": "assistant reply"},
-        {"role": "tool", "tool_call_id": "call_function_g094w5htkglv_1", "content": "search results"},
-        {"role": "user", "content": "follow-up"}]},
-        "invalid params, tool result's tool id(call_function_g094w5htkglv_1) not found (2013)"),
+    Broken(
+        "azure-orphan-tool",
+        "azure",
+        {
+            "model": "azure-gpt-4o",
+            "messages": [
+                {"role": "user", "content": "ask the plugin"},
+                {"role": "tool", "tool_call_id": "call_steam_1", "content": "plugin result", "name": "steam"},
+                {"role": "user", "content": "follow-up"},
+            ],
+        },
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+    ),
+    Broken(
+        "minimax-result-id-not-found",
+        "minimax",
+        {
+            "model": "MiniMax-M2.1",
+            "messages": [
+                {"role": "user", "content": "search Google"},
+                {"role": "assistant", "content": "assistant reply"},
+                {"role": "tool", "tool_call_id": "call_function_g094w5htkglv_1", "content": "search results"},
+                {"role": "user", "content": "follow-up"},
+            ],
+        },
+        "invalid params, tool result's tool id(call_function_g094w5htkglv_1) not found (2013)",
+    ),
 ]
 
 

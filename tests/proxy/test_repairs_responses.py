@@ -64,7 +64,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     with contextlib.ExitStack() as ctx:
         env = ctx.enter_context(pytest.MonkeyPatch.context())
         # Suture signs Bedrock requests with credentials from the environment, never ~/.aws.
-        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_DEFAULT_REGION", "AWS_REGION"):
+        for name in (
+            "AWS_PROFILE",
+            "AWS_SESSION_TOKEN",
+            "AWS_BEARER_TOKEN_BEDROCK",
+            "AWS_DEFAULT_REGION",
+            "AWS_REGION",
+        ):
             env.delenv(name, raising=False)
         env.setenv("AWS_CONFIG_FILE", str(record.parent / "no-aws-config"))
         env.setenv("AWS_SHARED_CREDENTIALS_FILE", str(record.parent / "no-aws-credentials"))
@@ -89,11 +95,22 @@ def user(text: str) -> dict[str, Any]:
 
 
 def reasoning(ident: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "reasoning", "id": ident, "summary": [{"type": "summary_text", "text": "Thinking it over."}], **extra}
+    return {
+        "type": "reasoning",
+        "id": ident,
+        "summary": [{"type": "summary_text", "text": "Thinking it over."}],
+        **extra,
+    }
 
 
 def call(call_id: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "function_call", "call_id": call_id, "name": "get_weather", "arguments": '{"city":"Paris"}', **extra}
+    return {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": "get_weather",
+        "arguments": '{"city":"Paris"}',
+        **extra,
+    }
 
 
 def output(call_id: str, **extra: Any) -> dict[str, Any]:
@@ -150,7 +167,11 @@ CASES = [
     ),
     Broken(
         "RS004-store-false-item-reference",
-        {"model": "gpt-4.1", "store": False, "input": [user("weather?"), {"type": "item_reference", "id": "msg_1"}, user(NEXT)]},
+        {
+            "model": "gpt-4.1",
+            "store": False,
+            "input": [user("weather?"), {"type": "item_reference", "id": "msg_1"}, user(NEXT)],
+        },
         R5.format(id="msg_1"),
         status=404,
     ),
@@ -158,7 +179,14 @@ CASES = [
         "RS005-history-replayed-twice",
         {
             "model": "gpt-4.1",
-            "input": [user("weather?"), call("call_1", id="fc_1"), output("call_1"), call("call_1", id="fc_1"), output("call_1"), user(NEXT)],
+            "input": [
+                user("weather?"),
+                call("call_1", id="fc_1"),
+                output("call_1"),
+                call("call_1", id="fc_1"),
+                output("call_1"),
+                user(NEXT),
+            ],
         },
         "Duplicate item found with id fc_1. Remove duplicate items from your input and try again.",
     ),
@@ -270,7 +298,10 @@ def test_anthropic_orphan_tool_result_is_folded_after_the_results(stack: Stack) 
         "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties": {}}}],
         "messages": [
             {"role": "user", "content": "weather?"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}],
+            },
             {
                 "role": "user",
                 "content": [
@@ -311,7 +342,9 @@ def test_gemini_orphan_function_response_is_folded(stack: Stack) -> None:
     with client(stack.emulator) as direct, pytest.raises(genai_errors.ClientError) as info:
         direct.models.generate_content(model=GEMINI_MODEL, contents=contents)
     assert info.value.code == 400
-    assert info.value.message == "Please ensure that function response turn comes immediately after a function call turn."
+    assert (
+        info.value.message == "Please ensure that function response turn comes immediately after a function call turn."
+    )
     with client(stack.suture) as through:
         assert through.models.generate_content(model=GEMINI_MODEL, contents=contents).text == REPLY
     folded = stack.forwarded()["contents"][2]

@@ -26,8 +26,12 @@ def _anthropic_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
 
-@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ConnectTimeout, httpx.ReadTimeout, httpx.RemoteProtocolError])
-def test_no_answer_is_shown_with_its_cause_and_fails(error: type[httpx.HTTPError], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "error", [httpx.ConnectError, httpx.ConnectTimeout, httpx.ReadTimeout, httpx.RemoteProtocolError]
+)
+def test_no_answer_is_shown_with_its_cause_and_fails(
+    error: type[httpx.HTTPError], capsys: pytest.CaptureFixture[str]
+) -> None:
     with respx.mock(assert_all_called=True) as mock:
         # Some errors quote what was sent: the key must still not reach the terminal.
         route = mock.post(URL).mock(side_effect=error(f"failed while sending x-api-key {KEY}"))
@@ -54,11 +58,19 @@ def test_no_answer_side_by_side(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[2].startswith("no answer (ReadTimeout)") and lines[2].endswith("| no answer (ReadTimeout)")
 
 
-@pytest.mark.parametrize(("status", "reason", "exit_code"), [(200, "OK", 0), (429, "Too Many Requests", 1), (503, "Service Unavailable", 1)])
+@pytest.mark.parametrize(
+    ("status", "reason", "exit_code"), [(200, "OK", 0), (429, "Too Many Requests", 1), (503, "Service Unavailable", 1)]
+)
 def test_the_repaired_answers_status_decides_the_exit_code(
     status: int, reason: str, exit_code: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    rejected = httpx.Response(400, json={"type": "error", "error": {"type": "invalid_request_error", "message": "tool_use ids were found without tool_result blocks"}})
+    rejected = httpx.Response(
+        400,
+        json={
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "tool_use ids were found without tool_result blocks"},
+        },
+    )
     # A long error page that echoes the key: shown cut to 4 KiB, the key redacted.
     answer = httpx.Response(status, text=f"echo: {KEY} " + "x" * 10_000)
     with respx.mock(assert_all_called=True) as mock:

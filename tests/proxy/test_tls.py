@@ -100,7 +100,9 @@ def test_an_https_upstream_behind_a_corporate_proxy_is_reached_through_its_tunne
     tunnel = TunnelProxy(require_authorization=b"Basic " + base64.b64encode(b"agent:pr0xy-pa55word"))
     with tunnel.running() as proxy_url:
         proxy = proxy_url.replace("//", "//agent:pr0xy-pa55word@")
-        with suture(openai={"upstream": https_upstream + "/v1"}, upstream_ca_file=ca_file, upstream_proxy=proxy) as base:
+        with suture(
+            openai={"upstream": https_upstream + "/v1"}, upstream_ca_file=ca_file, upstream_proxy=proxy
+        ) as base:
             assert _complete(base) is not None
     [connect] = tunnel.heads
     assert connect.startswith(b"CONNECT 127.0.0.1:" + https_upstream.rpartition(":")[2].encode() + b" HTTP/1.1")
@@ -117,5 +119,7 @@ def test_a_proxy_refusing_the_tunnel_is_a_502_that_says_why(https_upstream: str,
         ):
             _complete(base)
     assert info.value.status_code == 502
-    assert "ProxyError: the proxy 127.0.0.1:" in str(info.value) and "407 Proxy Authentication Required" in str(info.value)
+    assert "ProxyError: the proxy 127.0.0.1:" in str(info.value) and "407 Proxy Authentication Required" in str(
+        info.value
+    )
     assert "wrong-pa55word" not in str(info.value)

@@ -130,7 +130,9 @@ def test_relay_headers_drop_hop_by_hop_and_mark_sse_unbuffered() -> None:
 
 
 def test_relay_headers_leave_a_json_answer_unmarked() -> None:
-    answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: 2\r\n\r\n{}"
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: 2\r\n\r\n{}"
+    )
 
     async def run() -> list[tuple[bytes, bytes]]:
         async with raw_upstream(answer) as base:
@@ -143,7 +145,9 @@ def test_relay_headers_leave_a_json_answer_unmarked() -> None:
                 await response.aclose()
                 await upstream.aclose()
 
-    assert anyio.run(run) == h(("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("Content-Length", "2"))
+    assert anyio.run(run) == h(
+        ("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("Content-Length", "2")
+    )
 
 
 class Recorder:
@@ -166,8 +170,13 @@ class Recorder:
             if not message.get("more_body"):
                 break
         self.requests.append(
-            {"method": scope["method"], "path": scope["raw_path"], "query": scope["query_string"],
-             "headers": scope["headers"], "body": body}
+            {
+                "method": scope["method"],
+                "path": scope["raw_path"],
+                "query": scope["query_string"],
+                "headers": scope["headers"],
+                "body": body,
+            }
         )
         if self.stall:
             while (await receive())["type"] != "http.disconnect":
@@ -209,11 +218,18 @@ def test_open_sends_the_request_as_built_to_base_url_plus_path() -> None:
     first, second = recorder.requests
     host = (b"host", base.removeprefix("http://").encode())
     assert (first["method"], first["path"], first["query"], first["body"]) == (
-        "POST", b"/v1/chat/completions", b"a=1&b=%2F", b'{"a":1}'
+        "POST",
+        b"/v1/chat/completions",
+        b"a=1&b=%2F",
+        b'{"a":1}',
     )
     # The headers as given: in order, duplicates kept, and nothing added but Host and
     # Content-Length (no user-agent, accept, accept-encoding, content-type or connection).
-    assert first["headers"] == [host, *h(("x-custom", "a"), ("authorization", "Bearer k"), ("x-custom", "b")), (b"content-length", b"7")]
+    assert first["headers"] == [
+        host,
+        *h(("x-custom", "a"), ("authorization", "Bearer k"), ("x-custom", "b")),
+        (b"content-length", b"7"),
+    ]
     # The upstream's cookie was not stored, so it is not sent back.
     assert (second["method"], second["path"], second["headers"]) == ("GET", b"/v1/models", [host])
 
@@ -281,7 +297,9 @@ def test_a_header_with_a_line_break_is_refused_and_never_sent() -> None:
             upstream = Upstream("openai", base, timeouts=TimeoutSettings())
             try:
                 with pytest.raises(UpstreamError) as info:
-                    await upstream.open("POST", "/v1/chat/completions", headers=h(("x-api-key", "k\r\nX-Injected: 1")), content=b"{}")
+                    await upstream.open(
+                        "POST", "/v1/chat/completions", headers=h(("x-api-key", "k\r\nX-Injected: 1")), content=b"{}"
+                    )
             finally:
                 await upstream.aclose()
             assert (type(info.value), info.value.status) == (UpstreamError, 502)

@@ -149,7 +149,9 @@ class FaultyUpstream:
             writer.write(_chunk(event[cut:]) + b"0\r\n\r\n")
         elif name == "echo-key-header":
             body = b'{"error": {"message": "denied"}}'
-            writer.write(_head(403, {"x-debug-key": key, "content-type": "application/json", "content-length": str(len(body))}))
+            writer.write(
+                _head(403, {"x-debug-key": key, "content-type": "application/json", "content-length": str(len(body))})
+            )
             writer.write(body)
         else:
             body = gzip.compress(orjson.dumps({"error": {"message": f"Incorrect API key provided: {key}"}}))
@@ -249,17 +251,34 @@ def _openai_completion() -> dict[str, object]:
 def _openai_events() -> list[bytes]:
     def chunk(delta: dict[str, str], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return _sse({"id": "chatcmpl-faulty", "object": "chat.completion.chunk", "created": 0,
-                     "model": "gpt-4o-mini", "choices": [choice]})
+        return _sse(
+            {
+                "id": "chatcmpl-faulty",
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": "gpt-4o-mini",
+                "choices": [choice],
+            }
+        )
 
-    return [chunk({"role": "assistant", "content": ""}), chunk({"content": "hello "}), chunk({"content": "world"}),
-            chunk({}, "stop"), b"data: [DONE]\n\n"]
+    return [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": "hello "}),
+        chunk({"content": "world"}),
+        chunk({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
 
 
 def _anthropic_message() -> dict[str, object]:
     return {
-        "id": "msg_faulty", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+        "id": "msg_faulty",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": "ok"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
         "usage": {"input_tokens": 1, "output_tokens": 1},
     }
 
@@ -268,12 +287,22 @@ def _anthropic_events() -> list[bytes]:
     start = {**_anthropic_message(), "content": [], "stop_reason": None}
     return [
         _sse({"type": "message_start", "message": start}, "message_start"),
-        _sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-             "content_block_start"),
-        _sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi "}},
-             "content_block_delta"),
+        _sse(
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            "content_block_start",
+        ),
+        _sse(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi "}},
+            "content_block_delta",
+        ),
         _sse({"type": "content_block_stop", "index": 0}, "content_block_stop"),
-        _sse({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-              "usage": {"output_tokens": 2}}, "message_delta"),
+        _sse(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 2},
+            },
+            "message_delta",
+        ),
         _sse({"type": "message_stop"}, "message_stop"),
     ]

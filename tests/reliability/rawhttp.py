@@ -16,8 +16,13 @@ class Answer:
 
 
 def request_bytes(method: str, path: str, body: bytes, headers: dict[str, str] | None = None) -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", "host: 127.0.0.1", "content-type: application/json",
-             f"content-length: {len(body)}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    lines = [
+        f"{method} {path} HTTP/1.1",
+        "host: 127.0.0.1",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        *(f"{k}: {v}" for k, v in (headers or {}).items()),
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 

@@ -22,8 +22,11 @@ CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 MESSAGES = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
 ANTHROPIC_HEADERS = {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"}
 LIMIT = 4 * 1024 * 1024
-ORPHAN_CALL = {"role": "assistant", "content": None, "tool_calls": [
-    {"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}
+ORPHAN_CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+}
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +100,14 @@ WRONG_TYPES: dict[str, list[tuple[Any, str]]] = {
         ([{"role": "user", "content": [5]}], "messages[0].content[0]: must be an object"),
         ([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": 5}], "messages[1].tool_calls"),
         ([{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [5]}], "messages[1].tool_calls[0]"),
-        ([{"role": "user", "content": "x"}, {**ORPHAN_CALL, "tool_calls": [{"id": 5}]}], "messages[1].tool_calls[0].id"),
-        ([{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": 5, "content": "r"}], "messages[1].tool_call_id"),
+        (
+            [{"role": "user", "content": "x"}, {**ORPHAN_CALL, "tool_calls": [{"id": 5}]}],
+            "messages[1].tool_calls[0].id",
+        ),
+        (
+            [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": 5, "content": "r"}],
+            "messages[1].tool_call_id",
+        ),
     ],
     ANTHROPIC: [
         ({}, "messages: must be a list"),
@@ -108,24 +117,37 @@ WRONG_TYPES: dict[str, list[tuple[Any, str]]] = {
         ([{"role": "user", "content": 5}], "messages[0].content"),
         ([{"role": "user", "content": [5]}], "messages[0].content[0]: must be an object"),
         ([{"role": "user", "content": [{"type": 5}]}], "messages[0].content[0].type"),
-        ([{"role": "user", "content": "x"}, {"role": "assistant", "content": [{"type": "tool_use", "id": 5, "name": "f", "input": {}}]}], "messages[1].content[0].id"),
-        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": {}}]}], "messages[0].content[0].tool_use_id"),
+        (
+            [
+                {"role": "user", "content": "x"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": 5, "name": "f", "input": {}}]},
+            ],
+            "messages[1].content[0].id",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": {}}]}],
+            "messages[0].content[0].tool_use_id",
+        ),
     ],
 }
 
 
 @pytest.mark.parametrize("route", [OPENAI, ANTHROPIC])
-@pytest.mark.parametrize(("raw", "expected"), [(raw, expected) for _, raw, expected in BAD_BODIES],
-                         ids=[name for name, _, _ in BAD_BODIES])
-def test_malformed_bodies_are_a_400_naming_the_problem(client: httpx.Client, route: str, raw: bytes, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "expected"), [(raw, expected) for _, raw, expected in BAD_BODIES], ids=[name for name, _, _ in BAD_BODIES]
+)
+def test_malformed_bodies_are_a_400_naming_the_problem(
+    client: httpx.Client, route: str, raw: bytes, expected: str
+) -> None:
     response = client.post(route, content=raw, headers={**ANTHROPIC_HEADERS, "content-type": "application/json"})
     assert response.status_code == 400, response.text
     assert expected in error_of(response, "openai" if route == OPENAI else "anthropic")
     still_serving(client)
 
 
-@pytest.mark.parametrize(("route", "messages", "expected"),
-                         [(route, m, e) for route, cases in WRONG_TYPES.items() for m, e in cases])
+@pytest.mark.parametrize(
+    ("route", "messages", "expected"), [(route, m, e) for route, cases in WRONG_TYPES.items() for m, e in cases]
+)
 def test_wrong_types_at_every_level_are_a_400_naming_the_field(
     client: httpx.Client, echo: EchoUpstream, route: str, messages: Any, expected: str
 ) -> None:
@@ -138,7 +160,9 @@ def test_wrong_types_at_every_level_are_a_400_naming_the_field(
     still_serving(client)
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]
+)
 @pytest.mark.parametrize("route", [OPENAI, ANTHROPIC])
 def test_a_body_that_is_not_json_by_type_is_a_415(client: httpx.Client, route: str, content_type: str) -> None:
     body = orjson.dumps(CHAT if route == OPENAI else MESSAGES)
@@ -166,8 +190,11 @@ def test_huge_strings_within_the_limit_are_served(client: httpx.Client, echo: Ec
 
 def _broken_and_deep(depth: int) -> bytes:
     """An orphan tool call to repair, and a field nested ``depth`` levels (too deep for orjson.dumps)."""
-    return ('{"model": "m", "messages": [{"role": "user", "content": "x"}, ' + orjson.dumps(ORPHAN_CALL).decode()
-            + f', {{"role": "user", "content": "y", "extra": {_nested(depth)}}}]}}').encode()
+    return (
+        '{"model": "m", "messages": [{"role": "user", "content": "x"}, '
+        + orjson.dumps(ORPHAN_CALL).decode()
+        + f', {{"role": "user", "content": "y", "extra": {_nested(depth)}}}]}}'
+    ).encode()
 
 
 def test_deep_nesting_that_orjson_cannot_write_back_is_forwarded_unrepaired(client: httpx.Client) -> None:
@@ -247,8 +274,9 @@ def _raw_exchange(proxy: str, head: bytes, body_chunks: Iterator[bytes], stop_af
 def test_a_body_over_the_limit_is_a_413_before_it_is_read_whole(proxy: str, client: httpx.Client, route: str) -> None:
     block = b"x" * 65536
     declared = 64 * LIMIT
-    head = (f"POST {route} HTTP/1.1\r\nhost: suture\r\ncontent-type: application/json\r\n"
-            f"content-length: {declared}\r\n\r\n").encode()
+    head = (
+        f"POST {route} HTTP/1.1\r\nhost: suture\r\ncontent-type: application/json\r\ncontent-length: {declared}\r\n\r\n"
+    ).encode()
     # The client has sent a sliver of what it declared when the answer comes.
     answer, sent = _raw_exchange(proxy, head, iter(lambda: block, None), stop_after=0)
     assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
@@ -267,13 +295,19 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read_whole(proxy: str, clie
 def test_no_bad_request_was_ever_a_500(client: httpx.Client) -> None:
     still_serving(client)
     metrics = client.get("/metrics").text
-    statuses = {line.split('status="')[1].split('"')[0] for line in metrics.splitlines()
-                if line.startswith("suture_requests_total{")}
+    statuses = {
+        line.split('status="')[1].split('"')[0]
+        for line in metrics.splitlines()
+        if line.startswith("suture_requests_total{")
+    }
     assert "200" in statuses
     assert not any(s.startswith("5") for s in statuses), statuses
     # Unknown paths share one label: a client cannot grow the metrics without bound.
-    routes = {line.split('route="')[1].split('"')[0] for line in metrics.splitlines()
-              if line.startswith("suture_requests_total{")}
+    routes = {
+        line.split('route="')[1].split('"')[0]
+        for line in metrics.splitlines()
+        if line.startswith("suture_requests_total{")
+    }
     assert "other" in routes and all(r == "other" or r.startswith("/v1/") or r == "/healthz" for r in routes), routes
 
 

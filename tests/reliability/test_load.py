@@ -38,24 +38,32 @@ ANTHROPIC_HEADERS = {"x-api-key": "sk-ant-load", "anthropic-version": "2023-06-0
 def _bodies() -> dict[tuple[str, bool, bool], bytes]:
     """(route, broken, stream) -> request bytes."""
     out = {}
-    orphan_call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}
+    orphan_call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+    }
     tool_use = {"role": "assistant", "content": [{"type": "tool_use", "id": ORPHAN, "name": "ls", "input": {}}]}
     for stream in (False, True):
         for broken in (False, True):
             chat: dict[str, Any] = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "list files"}]}
-            messages: dict[str, Any] = {"model": "claude-haiku-4-5", "max_tokens": 16,
-                                        "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
-                                        "messages": [{"role": "user", "content": "list files"}]}
+            messages: dict[str, Any] = {
+                "model": "claude-haiku-4-5",
+                "max_tokens": 16,
+                "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
+                "messages": [{"role": "user", "content": "list files"}],
+            }
             if broken:
                 chat["messages"] += [orphan_call, {"role": "user", "content": "stop, answer directly"}]
                 messages["messages"] += [tool_use, {"role": "user", "content": "stop, answer directly"}]
             if stream:
                 chat["stream"] = messages["stream"] = True
             out["/v1/chat/completions", broken, stream] = request_bytes(
-                "POST", "/v1/chat/completions", orjson.dumps(chat), {"authorization": "Bearer sk-load"})
+                "POST", "/v1/chat/completions", orjson.dumps(chat), {"authorization": "Bearer sk-load"}
+            )
             out["/v1/messages", broken, stream] = request_bytes(
-                "POST", "/v1/messages", orjson.dumps(messages), ANTHROPIC_HEADERS)
+                "POST", "/v1/messages", orjson.dumps(messages), ANTHROPIC_HEADERS
+            )
     return out
 
 
@@ -81,11 +89,16 @@ def faulty() -> Iterator[FaultyUpstream]:
 def test_load_zero_errors_every_broken_one_repaired_memory_flat(faulty: FaultyUpstream, tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
-    env.update(SUTURE_OPENAI_UPSTREAM=faulty.url + "/v1", SUTURE_ANTHROPIC_UPSTREAM=faulty.url,
-               SUTURE_LOG_LEVEL="warning", SUTURE_SHUTDOWN_GRACE_SECONDS="2")
+    env.update(
+        SUTURE_OPENAI_UPSTREAM=faulty.url + "/v1",
+        SUTURE_ANTHROPIC_UPSTREAM=faulty.url,
+        SUTURE_LOG_LEVEL="warning",
+        SUTURE_SHUTDOWN_GRACE_SECONDS="2",
+    )
     log = (tmp_path / "suture.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
-                               cwd=REPO, env=env, stdout=log, stderr=log)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)], cwd=REPO, env=env, stdout=log, stderr=log
+    )
     try:
         wait_until_ready(f"http://127.0.0.1:{port}", process)
         bodies = _bodies()
@@ -108,9 +121,13 @@ def test_load_zero_errors_every_broken_one_repaired_memory_flat(faulty: FaultyUp
                     answer = await conn.send(bodies[route, broken, stream])
                     ok = answer.status == 200 and (
                         answer.body.endswith(b"data: [DONE]\n\n") or b"message_stop" in answer.body
-                        if stream else b'"id":"' in answer.body)
+                        if stream
+                        else b'"id":"' in answer.body
+                    )
                     if not ok:
-                        failures.append(f"{i} {route} broken={broken} stream={stream}: {answer.status} {answer.body[:200]!r}")
+                        failures.append(
+                            f"{i} {route} broken={broken} stream={stream}: {answer.status} {answer.body[:200]!r}"
+                        )
                     if broken and answer.headers.get("x-suture-repairs") == "1":
                         repaired += 1
                     done += 1
@@ -130,10 +147,12 @@ def test_load_zero_errors_every_broken_one_repaired_memory_flat(faulty: FaultyUp
         log.close()
     broken_sent = sum(1 for _, broken, _ in plan if broken)
     growth_mib = (samples["end"][0] - samples["warm"][0]) / 1024
-    print(f"\nload: {REQUESTS} requests at concurrency {CONCURRENCY} in {elapsed:.1f}s "
-          f"({REQUESTS / elapsed:.0f} req/s); RSS {samples['warm'][0] / 1024:.1f} MiB after {warm}, "
-          f"{samples['end'][0] / 1024:.1f} MiB at the end; fds {samples['warm'][1]} -> {samples['end'][1]}; "
-          f"upstream connections opened: {faulty.connections_opened}")
+    print(
+        f"\nload: {REQUESTS} requests at concurrency {CONCURRENCY} in {elapsed:.1f}s "
+        f"({REQUESTS / elapsed:.0f} req/s); RSS {samples['warm'][0] / 1024:.1f} MiB after {warm}, "
+        f"{samples['end'][0] / 1024:.1f} MiB at the end; fds {samples['warm'][1]} -> {samples['end'][1]}; "
+        f"upstream connections opened: {faulty.connections_opened}"
+    )
     assert failures == [], failures[:5]
     assert repaired == broken_sent
     assert len(faulty.seen) == REQUESTS
@@ -151,8 +170,16 @@ class InProcessSuture:
         self.app = build_app(settings)
         self.port = free_port()
         self.loop = asyncio.new_event_loop()
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    timeout_graceful_shutdown=2, loop="asyncio"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                self.app,
+                host="127.0.0.1",
+                port=self.port,
+                log_level="warning",
+                timeout_graceful_shutdown=2,
+                loop="asyncio",
+            )
+        )
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self.server.serve(),), daemon=True)
 
     def __enter__(self) -> InProcessSuture:
@@ -181,7 +208,12 @@ def test_client_disconnects_under_load_cancel_upstream_and_leak_nothing(faulty: 
     chat = orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "stream": True})
     slow = request_bytes("POST", "/v1/chat/completions", chat, {"x-fault": "slow-stream:100:0.05"})
     with InProcessSuture(settings) as suture, httpx.Client(base_url=f"http://127.0.0.1:{suture.port}") as client:
-        assert client.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}).status_code == 200
+        assert (
+            client.post(
+                "/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            ).status_code
+            == 200
+        )
         time.sleep(0.2)
         tasks_before, fds_before, upstream_before = suture.tasks(), _fds(), faulty.open_connections
 
@@ -206,7 +238,9 @@ def test_client_disconnects_under_load_cancel_upstream_and_leak_nothing(faulty: 
         elapsed = time.monotonic() - started
         assert faulty.cancelled == streams and faulty.completed_streams == 0
         assert elapsed < 5  # each stream would have run 5 s had it not been cancelled
-        while (suture.tasks() > tasks_before or faulty.open_connections > upstream_before) and time.monotonic() < deadline:
+        while (
+            suture.tasks() > tasks_before or faulty.open_connections > upstream_before
+        ) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert suture.tasks() == tasks_before
         assert faulty.open_connections <= upstream_before

@@ -94,7 +94,9 @@ def test_a_short_retry_after_is_waited_out(faulty: FaultyUpstream) -> None:
 def test_connect_errors_are_retried_until_the_upstream_is_up(logs: LogLines) -> None:
     late = FaultyUpstream(port=free_port())
     url = f"http://127.0.0.1:{late.port}"
-    with suture(openai={"upstream": url + "/v1", "retries": {"attempts": 6, "when": ["connect"], "backoff": 0.1}}) as base:
+    with suture(
+        openai={"upstream": url + "/v1", "retries": {"attempts": 6, "when": ["connect"], "backoff": 0.1}}
+    ) as base:
         up = threading.Event()
 
         def start_late() -> None:
@@ -142,6 +144,8 @@ def test_retry_settings_fail_loudly(tmp_path: Any, yaml: str, expected: str) -> 
     path.write_text(yaml)
     with pytest.raises(ConfigError, match=expected.replace(".", r"\.")):
         load_settings(path)
-    path.write_text("openai:\n  upstream: http://x\n  retries: {attempts: 3, when: [connect, 429, 5xx], backoff: 0.5}\n")
+    path.write_text(
+        "openai:\n  upstream: http://x\n  retries: {attempts: 3, when: [connect, 429, 5xx], backoff: 0.5}\n"
+    )
     retries = load_settings(path).openai.retries
     assert (retries.attempts, retries.when, retries.backoff) == (3, ("connect", "429", "5xx"), 0.5)

@@ -18,21 +18,78 @@ from tests.sanitizer.golden_cases import all_cases
 from tests.sanitizer.transcripts import to_anthropic, to_openai
 
 # Every key a dialect branches on, so generated bodies reach past the first shape check.
-_KEYS = st.sampled_from([
-    "messages", "role", "content", "type", "text", "id", "name", "tool_calls", "tool_call_id", "function",
-    "arguments", "tool_use_id", "input", "tools", "tool_choice", "is_error", "thinking", "signature",
-    "contents", "parts", "functionCall", "functionResponse", "args", "response", "toolUse", "toolUseId",
-    "toolResult", "call_id", "output", "status", "system", "model", "stream", "cache_control", "source",
-])
+_KEYS = st.sampled_from(
+    [
+        "messages",
+        "role",
+        "content",
+        "type",
+        "text",
+        "id",
+        "name",
+        "tool_calls",
+        "tool_call_id",
+        "function",
+        "arguments",
+        "tool_use_id",
+        "input",
+        "tools",
+        "tool_choice",
+        "is_error",
+        "thinking",
+        "signature",
+        "contents",
+        "parts",
+        "functionCall",
+        "functionResponse",
+        "args",
+        "response",
+        "toolUse",
+        "toolUseId",
+        "toolResult",
+        "call_id",
+        "output",
+        "status",
+        "system",
+        "model",
+        "stream",
+        "cache_control",
+        "source",
+    ]
+)
 _SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=8),
-    st.sampled_from(["user", "assistant", "tool", "model", "system", "developer", "function", "tool_use",
-                     "tool_result", "text", "thinking", "server_tool_use", "function_call",
-                     "function_call_output", "message", "call_1", "functions.ls:0", "", " "]),
+    st.sampled_from(
+        [
+            "user",
+            "assistant",
+            "tool",
+            "model",
+            "system",
+            "developer",
+            "function",
+            "tool_use",
+            "tool_result",
+            "text",
+            "thinking",
+            "server_tool_use",
+            "function_call",
+            "function_call_output",
+            "message",
+            "call_1",
+            "functions.ls:0",
+            "",
+            " ",
+        ]
+    ),
 )
 JSON = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_KEYS | st.text(max_size=4), inner, max_size=6),
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_KEYS | st.text(max_size=4), inner, max_size=6),
     max_leaves=25,
 )
 BODIES = st.one_of(JSON, st.dictionaries(_KEYS, JSON, max_size=5))
@@ -159,12 +216,27 @@ def test_the_fuzzers_findings_stay_fixed() -> None:
         ({"messages": [{"role": "tool", "tool_call_id": []}]}, "openai-chat"),
         ({"messages": [{"role": "user", "content": [{"type": {}}]}]}, "anthropic-messages"),
         ({"messages": [{"role": "assistant", "content": [{"type": 1}]}]}, "anthropic-messages"),
-        ({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": {}}]}]}, "anthropic-messages"),
-        ({"messages": [{"role": "assistant", "content": [{"type": "server_tool_use", "id": {}}]},
-                       {"role": "user", "content": "x"}]}, "anthropic-messages"),
-        ({"messages": [{"role": "assistant", "content": [{"type": "x_tool_result", "tool_use_id": []}]}]},
-         "anthropic-messages"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": {}}]}]},
+            "anthropic-messages",
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "assistant", "content": [{"type": "server_tool_use", "id": {}}]},
+                    {"role": "user", "content": "x"},
+                ]
+            },
+            "anthropic-messages",
+        ),
+        (
+            {"messages": [{"role": "assistant", "content": [{"type": "x_tool_result", "tool_use_id": []}]}]},
+            "anthropic-messages",
+        ),
     ]:
         _check_sanitize(body, api)
-    validate({"messages": [{"role": "user", "content": "hi"}], "tools": [{"function": "s"}]},
-             api="openai-chat", provider="anthropic-openai-compat")
+    validate(
+        {"messages": [{"role": "user", "content": "hi"}], "tools": [{"function": "s"}]},
+        api="openai-chat",
+        provider="anthropic-openai-compat",
+    )

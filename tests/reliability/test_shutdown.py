@@ -37,7 +37,10 @@ def _serve(upstream: str, grace: int) -> tuple[subprocess.Popen[bytes], str]:
     env.update(SUTURE_OPENAI_UPSTREAM=upstream + "/v1", SUTURE_SHUTDOWN_GRACE_SECONDS=str(grace))
     process = subprocess.Popen(
         [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     wait_until_ready(base, process)
@@ -63,9 +66,10 @@ def _stream_in_background(base: str, fault: str) -> tuple[threading.Event, dict[
     def read() -> None:
         body = b""
         try:
-            with httpx.Client(timeout=15) as client, client.stream(
-                "POST", base + "/v1/chat/completions", json=CHAT, headers={"x-fault": fault}
-            ) as response:
+            with (
+                httpx.Client(timeout=15) as client,
+                client.stream("POST", base + "/v1/chat/completions", json=CHAT, headers={"x-fault": fault}) as response,
+            ):
                 for chunk in response.iter_raw():
                     body += chunk
                     first.set()
@@ -135,6 +139,9 @@ def test_a_port_in_use_is_a_failed_start_not_a_success() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
         result = subprocess.run(
             [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
-            cwd=REPO, env=env, capture_output=True, timeout=20,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            timeout=20,
         )
     assert result.returncode != 0

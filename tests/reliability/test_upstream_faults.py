@@ -107,7 +107,9 @@ def test_connect_timeout_is_a_504(route: str) -> None:
         time.sleep(0.1)
         dead = f"http://127.0.0.1:{port}"
         try:
-            with suture(openai={"upstream": dead + "/v1"}, anthropic={"upstream": dead}, timeouts={"connect": 0.3}) as base:
+            with suture(
+                openai={"upstream": dead + "/v1"}, anthropic={"upstream": dead}, timeouts={"connect": 0.3}
+            ) as base:
                 started = time.monotonic()
                 response = _post(base, route)
                 assert time.monotonic() - started < 3
@@ -135,7 +137,9 @@ def test_a_body_cut_short_drops_the_client_connection(route: str, proxy: str, lo
     # unfinished body, never a short body passed off as complete.
     with pytest.raises(httpx.RemoteProtocolError):
         _post(proxy, route, "cut-body")
-    [line] = wait_for(lambda: logs.records("suture.upstream", "upstream failed mid-response; client connection dropped"))
+    [line] = wait_for(
+        lambda: logs.records("suture.upstream", "upstream failed mid-response; client connection dropped")
+    )
     assert line["request_id"] == "fault-cut-body"
     _recovers(proxy, route)
 
@@ -173,7 +177,10 @@ def _anthropic_client(base: str) -> anthropic.Anthropic:
 def _openai_stream(base: str, fault: str) -> list[Any]:
     with _openai_client(base) as client:
         stream = client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], stream=True, extra_headers={"x-fault": fault}
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            stream=True,
+            extra_headers={"x-fault": fault},
         )
         return list(stream)
 

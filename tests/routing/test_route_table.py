@@ -123,7 +123,10 @@ def test_a_missing_key_variable_fails_at_start_up() -> None:
 
 @pytest.mark.parametrize(
     ("value", "problem"),
-    [("sk-named-key\n", "has a space or line break at either end"), ("sk-k\u00e9y-named", "may hold only printable ASCII")],
+    [
+        ("sk-named-key\n", "has a space or line break at either end"),
+        ("sk-k\u00e9y-named", "may hold only printable ASCII"),
+    ],
 )
 def test_a_key_variable_that_cannot_go_in_a_header_fails_at_start_up(
     monkeypatch: pytest.MonkeyPatch, value: str, problem: str

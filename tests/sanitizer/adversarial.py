@@ -48,8 +48,11 @@ def to_chat(evs: list[Event]) -> Body:
             messages.append({"role": "assistant", "content": "let me look" if ev[2] else None, "tool_calls": calls})
         else:
             messages += [{"role": "tool", "tool_call_id": i, "content": f"out-{i}"} for i in ev[1]]
-    return {"model": "gpt-4o", "messages": messages,
-            "tools": [{"type": "function", "function": {"name": "run", "parameters": {"type": "object"}}}]}
+    return {
+        "model": "gpt-4o",
+        "messages": messages,
+        "tools": [{"type": "function", "function": {"name": "run", "parameters": {"type": "object"}}}],
+    }
 
 
 def to_anthropic(evs: list[Event]) -> Body:
@@ -59,14 +62,20 @@ def to_anthropic(evs: list[Event]) -> Body:
             role = "assistant" if ev[0] == "assistant" else "user"
             messages.append({"role": role, "content": [{"type": "text", "text": t} for t in _texts(ev)]})
         elif ev[0] == "calls":
-            blocks: list[dict[str, Any]] = [{"type": "thinking", "thinking": "hmm", "signature": "sig"}] if ev[2] else []
+            blocks: list[dict[str, Any]] = (
+                [{"type": "thinking", "thinking": "hmm", "signature": "sig"}] if ev[2] else []
+            )
             blocks += [{"type": "tool_use", "id": i, "name": _name(i), "input": {}} for i in ev[1]]
             messages.append({"role": "assistant", "content": blocks})
         else:
             results = [{"type": "tool_result", "tool_use_id": i, "content": f"out-{i}"} for i in ev[1]]
             messages.append({"role": "user", "content": results})
-    return {"model": "claude", "max_tokens": 100, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
-            "messages": messages}
+    return {
+        "model": "claude",
+        "max_tokens": 100,
+        "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+        "messages": messages,
+    }
 
 
 def to_responses(evs: list[Event]) -> Body:
@@ -98,7 +107,9 @@ def to_gemini(evs: list[Event]) -> Body:
             parts += [{"functionCall": {"name": _name(i), "args": {}, "id": i}} for i in ev[1]]
             contents.append({"role": "model", "parts": parts})
         else:
-            parts = [{"functionResponse": {"name": _name(i), "id": i, "response": {"output": f"out-{i}"}}} for i in ev[1]]
+            parts = [
+                {"functionResponse": {"name": _name(i), "id": i, "response": {"output": f"out-{i}"}}} for i in ev[1]
+            ]
             contents.append({"role": "user", "parts": parts})
     return {"contents": contents}
 
@@ -118,8 +129,11 @@ def to_bedrock(evs: list[Event]) -> Body:
         else:
             results = [{"toolResult": {"toolUseId": i, "content": [{"text": f"out-{i}"}]}} for i in ev[1]]
             messages.append({"role": "user", "content": results})
-    return {"modelId": "m", "toolConfig": {"tools": [{"toolSpec": {"name": "run", "inputSchema": {"json": {}}}}]},
-            "messages": messages}
+    return {
+        "modelId": "m",
+        "toolConfig": {"tools": [{"toolSpec": {"name": "run", "inputSchema": {"json": {}}}}]},
+        "messages": messages,
+    }
 
 
 WRITERS: dict[str, Callable[[list[Event]], Body]] = {
@@ -180,8 +194,12 @@ def orphan_results(n: int) -> list[Event]:
 def duplicate_results(n: int) -> list[Event]:
     evs: list[Event] = [("user", "task")]
     for i in range(n):
-        evs += [("calls", [f"call_{i}"], False), ("results", [f"call_{i}"]), ("results", [f"call_{i}"]),
-                ("user", "go on")]
+        evs += [
+            ("calls", [f"call_{i}"], False),
+            ("results", [f"call_{i}"]),
+            ("results", [f"call_{i}"]),
+            ("user", "go on"),
+        ]
     return evs
 
 
@@ -291,9 +309,11 @@ def responses_reasoning_orphans(n: int) -> Body:
     # Each turn: reasoning, then a call that never got its output. Dropping the call takes its reasoning.
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "task"}]
     for i in range(n):
-        items += [{"type": "reasoning", "id": f"rs_{i}", "summary": []},
-                  {"type": "function_call", "call_id": f"call_{i}", "name": "run", "arguments": "{}"},
-                  {"type": "message", "role": "user", "content": f"next {i}"}]
+        items += [
+            {"type": "reasoning", "id": f"rs_{i}", "summary": []},
+            {"type": "function_call", "call_id": f"call_{i}", "name": "run", "arguments": "{}"},
+            {"type": "message", "role": "user", "content": f"next {i}"},
+        ]
     return {"model": "gpt-5", "input": items}
 
 
@@ -301,8 +321,10 @@ def responses_dangling_reasoning(n: int) -> Body:
     # Each turn: reasoning with nothing it produced after it, then the next user turn.
     items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": "task"}]
     for i in range(n):
-        items += [{"type": "reasoning", "id": f"rs_{i}", "summary": []},
-                  {"type": "message", "role": "user", "content": f"next {i}"}]
+        items += [
+            {"type": "reasoning", "id": f"rs_{i}", "summary": []},
+            {"type": "message", "role": "user", "content": f"next {i}"},
+        ]
     return {"model": "gpt-5", "input": items}
 
 
@@ -316,8 +338,10 @@ def responses_item_ids(n: int, *, store: bool = True, duplicated: bool = False) 
         if not store:
             items.append({"type": "reasoning", "id": f"rs_{i}", "summary": []})
         items += [call, call] if duplicated else [call]
-        items += [{"type": "function_call_output", "call_id": f"call_{i}", "output": "x", "id": f"call_{i}"},
-                  {"type": "message", "role": "user", "content": f"next {i}"}]
+        items += [
+            {"type": "function_call_output", "call_id": f"call_{i}", "output": "x", "id": f"call_{i}"},
+            {"type": "message", "role": "user", "content": f"next {i}"},
+        ]
     return {"model": "gpt-5", "input": items, **({} if store else {"store": False})}
 
 
@@ -326,8 +350,13 @@ def gemini_reused_ids(n: int) -> Body:
     contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "task"}]}]
     for _ in range(n):
         contents += [
-            {"role": "model", "parts": [{"functionCall": {"name": "run", "id": "call_0", "args": {}}},
-                                        {"functionCall": {"name": "ls", "id": "call_1", "args": {}}}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"name": "run", "id": "call_0", "args": {}}},
+                    {"functionCall": {"name": "ls", "id": "call_1", "args": {}}},
+                ],
+            },
             {"role": "user", "parts": [{"functionResponse": {"name": "run", "id": "call_0", "response": {}}}]},
         ]
     return {"contents": [*contents, {"role": "user", "parts": [{"text": "go on"}]}]}
@@ -337,15 +366,25 @@ def gemini_nameless_matching(n: int) -> Body:
     # Id-less calls of 2n distinct tools; the next turn answers n of them, last first, by name.
     calls = [{"functionCall": {"name": f"tool_{i}", "args": {}}} for i in range(2 * n)]
     answers = [{"functionResponse": {"name": f"tool_{i}", "response": {}}} for i in reversed(range(0, 2 * n, 2))]
-    return {"contents": [{"role": "user", "parts": [{"text": "task"}]}, {"role": "model", "parts": calls},
-                         {"role": "user", "parts": answers}]}
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "task"}]},
+            {"role": "model", "parts": calls},
+            {"role": "user", "parts": answers},
+        ]
+    }
 
 
 def gemini_big_turn_with_ids(n: int) -> Body:
     calls = [{"functionCall": {"name": "run", "id": f"call_{i}", "args": {}}} for i in range(2 * n)]
     answers = [{"functionResponse": {"name": "run", "id": f"call_{i}", "response": {}}} for i in range(0, 2 * n, 2)]
-    return {"contents": [{"role": "user", "parts": [{"text": "task"}]}, {"role": "model", "parts": calls},
-                         {"role": "user", "parts": answers}]}
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "task"}]},
+            {"role": "model", "parts": calls},
+            {"role": "user", "parts": answers},
+        ]
+    }
 
 
 def chat_gemini_3_unsigned(n: int) -> Body:
@@ -353,53 +392,87 @@ def chat_gemini_3_unsigned(n: int) -> Body:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
     for i in range(n):
         call = {"id": f"call_{i}", "type": "function", "function": {"name": "run", "arguments": "{}"}}
-        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": f"call_{i}", "content": "x"}]
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": "x"},
+        ]
     return {"model": "gemini-3-pro-preview", "messages": messages}
 
 
 def gemini_trailing_orphans(n: int) -> Body:
     # The last turn: responses to calls the history no longer holds, to be kept as text.
     answers = [{"functionResponse": {"name": f"run_{i}", "response": {"output": i}}} for i in range(n)]
-    return {"contents": [{"role": "user", "parts": [{"text": "task"}]}, {"role": "model", "parts": [{"text": "ok"}]},
-                         {"role": "user", "parts": answers}]}
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "task"}]},
+            {"role": "model", "parts": [{"text": "ok"}]},
+            {"role": "user", "parts": answers},
+        ]
+    }
 
 
 def _anthropic_rounds(n: int, assistant: Callable[[int], list[dict[str, Any]]], **extra: Any) -> Body:
     # n tool rounds, the assistant message of round i being assistant(i), each answered in full.
     messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
     for i in range(n):
-        messages += [{"role": "assistant", "content": assistant(i)},
-                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x"}]}]
-    return {"model": "claude", "max_tokens": 100, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
-            "messages": messages, **extra}
+        messages += [
+            {"role": "assistant", "content": assistant(i)},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x"}]},
+        ]
+    return {
+        "model": "claude",
+        "max_tokens": 100,
+        "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+        "messages": messages,
+        **extra,
+    }
 
 
 _THINK = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
 
 
 def anthropic_text_after_tool_use(n: int) -> Body:
-    return _anthropic_rounds(n, lambda i: [{"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}},
-                                           {"type": "text", "text": "checking"}])
+    return _anthropic_rounds(
+        n,
+        lambda i: [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}},
+            {"type": "text", "text": "checking"},
+        ],
+    )
 
 
 def anthropic_text_before_thinking(n: int) -> Body:
-    return _anthropic_rounds(n, lambda i: [{"type": "text", "text": "checking"}, _THINK,
-                                           {"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}}])
+    return _anthropic_rounds(
+        n,
+        lambda i: [
+            {"type": "text", "text": "checking"},
+            _THINK,
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}},
+        ],
+    )
 
 
 def anthropic_input_as_text(n: int) -> Body:
-    return _anthropic_rounds(n, lambda i: [{"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": '{"x": 1}'}])
+    return _anthropic_rounds(
+        n, lambda i: [{"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": '{"x": 1}'}]
+    )
 
 
 def anthropic_texts_before_last_round(n: int) -> Body:
     # Thinking on: n assistant text messages, then the last round's thinking turn, which the API merges with them.
     messages: list[dict[str, Any]] = [{"role": "user", "content": "task"}]
     messages += [{"role": "assistant", "content": f"note {i}"} for i in range(n)]
-    messages += [{"role": "assistant", "content": [_THINK, {"type": "tool_use", "id": "toolu_0", "name": "run", "input": {}}]},
-                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0", "content": "x"}]}]
-    return {"model": "claude", "max_tokens": 100, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
-            "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": messages}
+    messages += [
+        {"role": "assistant", "content": [_THINK, {"type": "tool_use", "id": "toolu_0", "name": "run", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0", "content": "x"}]},
+    ]
+    return {
+        "model": "claude",
+        "max_tokens": 100,
+        "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": messages,
+    }
 
 
 def anthropic_trailing_assistant_run(n: int) -> Body:
@@ -435,8 +508,15 @@ class Shape:
         return sum(1 for r in result.repairs if r.code == self.code)
 
 
-def _every_api(name: str, events: Callable[[int], list[Event]], code: str, expected: Callable[[int], int], n: int,
-               apis: tuple[str, ...] = APIS, **kw: Any) -> list[Shape]:
+def _every_api(
+    name: str,
+    events: Callable[[int], list[Event]],
+    code: str,
+    expected: Callable[[int], int],
+    n: int,
+    apis: tuple[str, ...] = APIS,
+    **kw: Any,
+) -> list[Shape]:
     return [Shape(name, api, _render(events, api), code, expected, n, **kw) for api in apis]
 
 
@@ -452,41 +532,91 @@ SHAPES: list[Shape] = [
     *_every_api("orphans-in-one-message", orphans_in_one_message, "TP001", _same, 1000),
     *_every_api("orphan-per-message", orphan_per_message, "TP001", _same, 800),
     *_every_api("orphan-per-message", orphan_per_message, "TP001", _same, 800, policy=DROP),
-    *_every_api("orphan-per-message-then-trailing", orphan_per_message_then_trailing, "TP001", _same, 800,
-                apis=("openai-chat", "anthropic-messages"), policy=LEAVE),
-    *_every_api("orphan-per-message-some-thinking", orphan_per_message_some_thinking, "TP001", _same, 800,
-                apis=("anthropic-messages", "openai-responses", "bedrock-converse"), policy=DROP),
+    *_every_api(
+        "orphan-per-message-then-trailing",
+        orphan_per_message_then_trailing,
+        "TP001",
+        _same,
+        800,
+        apis=("openai-chat", "anthropic-messages"),
+        policy=LEAVE,
+    ),
+    *_every_api(
+        "orphan-per-message-some-thinking",
+        orphan_per_message_some_thinking,
+        "TP001",
+        _same,
+        800,
+        apis=("anthropic-messages", "openai-responses", "bedrock-converse"),
+        policy=DROP,
+    ),
     # The last call's result is brought back by interposed-message: its user turn is all that separates them.
     *_every_api("misplaced-results", misplaced_results, "TP003", _one_less, 600),
     *_every_api("misplaced-results-one-each", misplaced_results_one_each, "TP003", _one_less, 800),
     *_every_api("orphan-results", orphan_results, "TP004", _same, 800),
     *_every_api("duplicate-results", duplicate_results, "TP005", _same, 600),
     *_every_api("duplicates-in-one-message", duplicates_in_one_message, "TP005", _same, 1500),
-    *_every_api("reused-ids", reused_ids, "TP006", _same, 600,
-                apis=("openai-chat", "anthropic-messages", "openai-responses", "bedrock-converse")),
+    *_every_api(
+        "reused-ids",
+        reused_ids,
+        "TP006",
+        _same,
+        600,
+        apis=("openai-chat", "anthropic-messages", "openai-responses", "bedrock-converse"),
+    ),
     *_every_api("interposed", interposed, "TP002", _same, 1000),
     *_every_api("interposed-per-call", interposed_per_call, "TP002", _same, 300),
     *_every_api("invalid-ids", invalid_ids, "AN004", _same, 400, apis=("anthropic-messages", "bedrock-converse")),
-    *[Shape("invalid-ids", "openai-chat", _render(invalid_ids, "openai-chat"), "PV001", _same, 400, provider=p)
-      for p in ("mistral", "anthropic", "bedrock")],
-    Shape("invalid-ids", "anthropic-messages", _render(invalid_ids, "anthropic-messages"), "PV001", _same, 400,
-          provider="mistral"),
+    *[
+        Shape("invalid-ids", "openai-chat", _render(invalid_ids, "openai-chat"), "PV001", _same, 400, provider=p)
+        for p in ("mistral", "anthropic", "bedrock")
+    ],
+    Shape(
+        "invalid-ids",
+        "anthropic-messages",
+        _render(invalid_ids, "anthropic-messages"),
+        "PV001",
+        _same,
+        400,
+        provider="mistral",
+    ),
     *_every_api("blank-text", blank_text, "AN002", _same, 800, apis=("anthropic-messages", "bedrock-converse")),
     Shape("blank-text", "openai-chat", _render(blank_text, "openai-chat"), "AN002", _same, 1600, provider="bedrock"),
     Shape("user-run", "bedrock-converse", _render(user_run, "bedrock-converse"), "BR002", _same, 800),
-    Shape("user-run", "anthropic-messages", _render(user_run, "anthropic-messages"), "BR002", _same, 800,
-          provider="mistral"),
+    Shape(
+        "user-run",
+        "anthropic-messages",
+        _render(user_run, "anthropic-messages"),
+        "BR002",
+        _same,
+        800,
+        provider="mistral",
+    ),
     Shape("user-run", "openai-chat", _render(user_run, "openai-chat"), "PV003", _same, 1600, provider="bedrock"),
     Shape("model-run", "gemini", _render(model_run, "gemini"), "GM001", _same, 1500),
     Shape("model-run", "openai-chat", _render(model_run, "openai-chat"), "PV003", _same, 1500, provider="gemini"),
     Shape("empty-tool-calls", "openai-chat", chat_empty_tool_calls, "OA001", _same, 1500),
     Shape("null-content", "openai-chat", chat_null_content, "OA002", _same, 1500),
     Shape("results-without-ids", "openai-chat", lambda n: chat_tool_rounds(n, ids=False), "OA003", _same, 800),
-    Shape("user-run", "openai-chat", lambda n: {**to_chat(user_run(n)), "model": "deepseek-reasoner"}, "PV004", _same,
-          1600, provider="deepseek"),
+    Shape(
+        "user-run",
+        "openai-chat",
+        lambda n: {**to_chat(user_run(n)), "model": "deepseek-reasoner"},
+        "PV004",
+        _same,
+        1600,
+        provider="deepseek",
+    ),
     Shape("user-run", "openai-chat", _render(user_run, "openai-chat"), "PV005", _same, 1600, provider="vllm"),
-    Shape("reasoning-missing", "openai-chat", lambda n: chat_tool_rounds(n, model="deepseek-reasoner"), "PV007",
-          _same, 800, provider="deepseek"),
+    Shape(
+        "reasoning-missing",
+        "openai-chat",
+        lambda n: chat_tool_rounds(n, model="deepseek-reasoner"),
+        "PV007",
+        _same,
+        800,
+        provider="deepseek",
+    ),
     Shape("system-parts", "openai-chat", chat_system_parts, "PV008", _same, 1500, provider="groq"),
     Shape("orphan-server-tool-use", "anthropic-messages", anthropic_orphan_server_tool_use, "AN005", _same, 1000),
     Shape("reasoning-orphans", "openai-responses", responses_reasoning_orphans, "TP001", _same, 800, policy=DROP),
@@ -496,12 +626,21 @@ SHAPES: list[Shape] = [
     Shape("foreign-output-ids", "openai-responses", responses_item_ids, "RS002", _same, 600),
     Shape("call-ids-without-reasoning", "openai-responses", responses_item_ids, "RS003", _same, 600),
     Shape("unstored-reasoning", "openai-responses", lambda n: responses_item_ids(n, store=False), "RS004", _same, 600),
-    Shape("duplicate-item-ids", "openai-responses", lambda n: responses_item_ids(n, duplicated=True), "RS005", _same, 500),
+    Shape(
+        "duplicate-item-ids", "openai-responses", lambda n: responses_item_ids(n, duplicated=True), "RS005", _same, 500
+    ),
     Shape("nameless-matching", "gemini", gemini_nameless_matching, "TP001", _same, 800),
     Shape("big-turn-with-ids", "gemini", gemini_big_turn_with_ids, "TP001", _same, 800),
     Shape("unsigned-calls", "openai-chat", chat_gemini_3_unsigned, "GM003", _same, 1500, provider="gemini"),
-    Shape("trailing-orphans", "gemini", gemini_trailing_orphans, "GM004", _same, 1500,
-          policy=Policy(orphan_tool_result="drop")),
+    Shape(
+        "trailing-orphans",
+        "gemini",
+        gemini_trailing_orphans,
+        "GM004",
+        _same,
+        1500,
+        policy=Policy(orphan_tool_result="drop"),
+    ),
     Shape("text-after-tool-use", "anthropic-messages", anthropic_text_after_tool_use, "AN010", _same, 800),
     Shape("text-before-thinking", "anthropic-messages", anthropic_text_before_thinking, "AN011", _same, 800),
     Shape("texts-before-last-round", "anthropic-messages", anthropic_texts_before_last_round, "AN011", _same, 1500),
@@ -535,41 +674,110 @@ def anthropic_text_between_calls(n: int) -> Body:
     # One assistant turn alternating tool_use and text: every call is cut off from its result.
     blocks: list[dict[str, Any]] = []
     for i in range(n):
-        blocks += [{"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}}, {"type": "text", "text": "and"}]
+        blocks += [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}},
+            {"type": "text", "text": "and"},
+        ]
     results = [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x"} for i in range(n)]
-    return {"model": "claude", "max_tokens": 10, "tools": [{"name": "run", "input_schema": {"type": "object"}}],
-            "messages": [{"role": "user", "content": "task"}, {"role": "assistant", "content": blocks},
-                         {"role": "user", "content": results}]}
+    return {
+        "model": "claude",
+        "max_tokens": 10,
+        "tools": [{"name": "run", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": blocks},
+            {"role": "user", "content": results},
+        ],
+    }
 
 
 def chat_unknown_results(n: int) -> Body:
     # One call, then a long run of tool messages answering ids it never made.
     call = {"id": "call_0", "type": "function", "function": {"name": "run", "arguments": "{}"}}
-    messages = [{"role": "user", "content": "task"}, {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": "call_0", "content": "x"}]
+    messages = [
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "x"},
+    ]
     messages += [{"role": "tool", "tool_call_id": f"ghost_{i}", "content": "x"} for i in range(n)]
     return {"model": "deepseek-chat", "messages": [*messages, {"role": "user", "content": "go on"}]}
 
 
 CHECKS: list[Check] = [
-    Check("text-between-calls", "anthropic-messages", "anthropic", anthropic_text_between_calls, "anthropic.A1",
-          lambda n: 1, 3000),
+    Check(
+        "text-between-calls",
+        "anthropic-messages",
+        "anthropic",
+        anthropic_text_between_calls,
+        "anthropic.A1",
+        lambda n: 1,
+        3000,
+    ),
     Check("unknown-results", "openai-chat", "deepseek", chat_unknown_results, "deepseek.D1", lambda n: 1, 3000),
     Check("unknown-results", "openai-chat", "openai", chat_unknown_results, "openai.O3", _same, 1500),
-    Check("orphan-per-message", "openai-chat", "openai", _render(orphan_per_message, "openai-chat"), "openai.O1",
-          _same, 1000),
-    Check("orphan-per-message", "anthropic-messages", "anthropic", _render(orphan_per_message, "anthropic-messages"),
-          "anthropic.A1", _same, 600),
-    Check("orphan-per-message", "openai-responses", "openai", _render(orphan_per_message, "openai-responses"),
-          "responses.R1", _same, 1000),
+    Check(
+        "orphan-per-message",
+        "openai-chat",
+        "openai",
+        _render(orphan_per_message, "openai-chat"),
+        "openai.O1",
+        _same,
+        1000,
+    ),
+    Check(
+        "orphan-per-message",
+        "anthropic-messages",
+        "anthropic",
+        _render(orphan_per_message, "anthropic-messages"),
+        "anthropic.A1",
+        _same,
+        600,
+    ),
+    Check(
+        "orphan-per-message",
+        "openai-responses",
+        "openai",
+        _render(orphan_per_message, "openai-responses"),
+        "responses.R1",
+        _same,
+        1000,
+    ),
     Check("orphan-per-message", "gemini", "gemini", _render(orphan_per_message, "gemini"), "gemini.G3", _same, 1000),
-    Check("orphan-per-message", "bedrock-converse", "bedrock", _render(orphan_per_message, "bedrock-converse"),
-          "bedrock.B1", _same, 1000),
-    Check("orphan-per-message", "openai-chat", "mistral", _render(orphan_per_message, "openai-chat"), "mistral.M2",
-          _same, 1000),
-    Check("orphan-per-message", "openai-chat", "anthropic-openai-compat", _render(orphan_per_message, "openai-chat"),
-          "anthropic.A1", _same, 500),
-    Check("orphan-per-message", "openai-chat", "gemini-openai-compat", _render(orphan_per_message, "openai-chat"),
-          "gemini.G3", _same, 1000),
+    Check(
+        "orphan-per-message",
+        "bedrock-converse",
+        "bedrock",
+        _render(orphan_per_message, "bedrock-converse"),
+        "bedrock.B1",
+        _same,
+        1000,
+    ),
+    Check(
+        "orphan-per-message",
+        "openai-chat",
+        "mistral",
+        _render(orphan_per_message, "openai-chat"),
+        "mistral.M2",
+        _same,
+        1000,
+    ),
+    Check(
+        "orphan-per-message",
+        "openai-chat",
+        "anthropic-openai-compat",
+        _render(orphan_per_message, "openai-chat"),
+        "anthropic.A1",
+        _same,
+        500,
+    ),
+    Check(
+        "orphan-per-message",
+        "openai-chat",
+        "gemini-openai-compat",
+        _render(orphan_per_message, "openai-chat"),
+        "gemini.G3",
+        _same,
+        1000,
+    ),
     Check("unsigned-calls", "openai-chat", "gemini-openai-compat", chat_gemini_3_unsigned, "gemini.G4", _same, 1500),
 ]

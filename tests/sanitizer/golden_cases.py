@@ -31,8 +31,15 @@ class Case:
 def load(path: Path) -> Case:
     doc = json.loads(path.read_text(encoding="utf-8"))
     return Case(
-        path, doc["api"], doc.get("policy") or {}, doc["before"], doc["after"], doc["repairs"], doc.get("expect_valid", True),
-        doc.get("provider"), doc.get("model"),
+        path,
+        doc["api"],
+        doc.get("policy") or {},
+        doc["before"],
+        doc["after"],
+        doc["repairs"],
+        doc.get("expect_valid", True),
+        doc.get("provider"),
+        doc.get("model"),
     )
 
 

@@ -81,9 +81,7 @@ def anthropic_problems(body: dict[str, Any]) -> list[str]:
                 if sorted(lead) != sorted(ids):
                     problems.append(f"turn {k}: calls {ids} answered first by {lead}")
         else:
-            prev_ids = (
-                [b["id"] for b in merged[k - 1][1] if b["type"] == "tool_use"] if k > 0 else []
-            )
+            prev_ids = [b["id"] for b in merged[k - 1][1] if b["type"] == "tool_use"] if k > 0 else []
             results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
             has_tool_blocks = has_tool_blocks or bool(results)
             extra = [r for r in results if r not in prev_ids]

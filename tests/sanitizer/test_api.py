@@ -13,13 +13,34 @@ import sanitizer
 from sanitizer import Policy, PolicyError, SanitizeError, UnknownAPIError, sanitize
 
 PACKAGE = Path(sanitizer.__file__).parent
-FORBIDDEN = {"httpx", "starlette", "uvicorn", "yaml", "pydantic_settings", "proxy", "logging", "os", "time",
-             "random", "datetime", "socket", "asyncio", "requests", "litellm"}
+FORBIDDEN = {
+    "httpx",
+    "starlette",
+    "uvicorn",
+    "yaml",
+    "pydantic_settings",
+    "proxy",
+    "logging",
+    "os",
+    "time",
+    "random",
+    "datetime",
+    "socket",
+    "asyncio",
+    "requests",
+    "litellm",
+}
 
 
 def test_public_names_are_pinned() -> None:
     assert set(sanitizer.__all__) >= {
-        "sanitize", "Policy", "SanitizeResult", "Repair", "SanitizeError", "PolicyError", "UnknownAPIError",
+        "sanitize",
+        "Policy",
+        "SanitizeResult",
+        "Repair",
+        "SanitizeError",
+        "PolicyError",
+        "UnknownAPIError",
     }
     for name in sanitizer.__all__:
         assert hasattr(sanitizer, name)
@@ -55,30 +76,73 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     ("openai-chat", {"messages": [{"role": "robot", "content": "x"}]}, "messages[0].role: must be one of"),
     ("openai-chat", {"messages": [{"role": "user", "content": 5}]}, "messages[0].content: must be a string"),
     ("openai-chat", {"messages": [{"role": "user", "content": ["x"]}]}, "messages[0].content[0]: must be an object"),
-    ("openai-chat", {"messages": [{"role": "assistant", "tool_calls": {}}]}, "messages[0].tool_calls: must be an array"),
-    ("openai-chat", {"messages": [{"role": "assistant", "tool_calls": [{"type": "function"}]}]},
-     "messages[0].tool_calls[0].id: is missing"),
-    ("openai-chat", {"messages": [{"role": "tool", "tool_call_id": 7, "content": "x"}]},
-     "messages[0].tool_call_id: must be a string, not a number"),
-    ("anthropic-messages", {"messages": [{"role": "system", "content": "x"}]},
-     "messages[0].role: must be 'user' or 'assistant', not 'system'; put system prompts in the top-level"),
+    (
+        "openai-chat",
+        {"messages": [{"role": "assistant", "tool_calls": {}}]},
+        "messages[0].tool_calls: must be an array",
+    ),
+    (
+        "openai-chat",
+        {"messages": [{"role": "assistant", "tool_calls": [{"type": "function"}]}]},
+        "messages[0].tool_calls[0].id: is missing",
+    ),
+    (
+        "openai-chat",
+        {"messages": [{"role": "tool", "tool_call_id": 7, "content": "x"}]},
+        "messages[0].tool_call_id: must be a string, not a number",
+    ),
+    (
+        "anthropic-messages",
+        {"messages": [{"role": "system", "content": "x"}]},
+        "messages[0].role: must be 'user' or 'assistant', not 'system'; put system prompts in the top-level",
+    ),
     ("anthropic-messages", {"messages": [{"role": "user"}]}, "messages[0].content: is required"),
-    ("anthropic-messages", {"messages": [{"role": "user", "content": [{"text": "x"}]}]},
-     "messages[0].content[0].type: is missing"),
-    ("anthropic-messages", {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "x"}]}]},
-     "messages[0].content[0].id: is missing"),
-    ("anthropic-messages", {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 7}]}]},
-     "messages[0].content[0].tool_use_id: must be a string, not a number"),
-    ("anthropic-messages", {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "x"}]}]},
-     "messages[0].content[0]: tool calls belong in assistant messages, not in user messages"),
+    (
+        "anthropic-messages",
+        {"messages": [{"role": "user", "content": [{"text": "x"}]}]},
+        "messages[0].content[0].type: is missing",
+    ),
+    (
+        "anthropic-messages",
+        {"messages": [{"role": "assistant", "content": [{"type": "tool_use", "name": "x"}]}]},
+        "messages[0].content[0].id: is missing",
+    ),
+    (
+        "anthropic-messages",
+        {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": 7}]}]},
+        "messages[0].content[0].tool_use_id: must be a string, not a number",
+    ),
+    (
+        "anthropic-messages",
+        {"messages": [{"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "x"}]}]},
+        "messages[0].content[0]: tool calls belong in assistant messages, not in user messages",
+    ),
     ("openai-responses", {"input": [{"type": "function_call", "call_id": 5}]}, "input[0].call_id: must be a string"),
-    ("openai-responses", {"input": [{"type": "message", "role": "robot", "content": "x"}]}, "input[0].role: must be one of"),
-    ("gemini", {"contents": [{"role": "user", "parts": {"text": "x"}}]}, "contents[0].parts: must be an array, not an object"),
-    ("gemini", {"contents": [{"role": "user", "parts": [{"functionCall": {"name": "f"}}]}]},
-     "contents[0].parts[0]: tool calls belong in model messages, not in user messages"),
-    ("bedrock-converse", {"messages": [{"role": "user", "content": "hi"}]}, "messages[0].content: must be an array of blocks, not a string"),
-    ("bedrock-converse", {"messages": [{"role": "assistant", "content": [{"toolUse": {"name": "f"}}]}]},
-     "messages[0].content[0].toolUse.toolUseId: is missing"),
+    (
+        "openai-responses",
+        {"input": [{"type": "message", "role": "robot", "content": "x"}]},
+        "input[0].role: must be one of",
+    ),
+    (
+        "gemini",
+        {"contents": [{"role": "user", "parts": {"text": "x"}}]},
+        "contents[0].parts: must be an array, not an object",
+    ),
+    (
+        "gemini",
+        {"contents": [{"role": "user", "parts": [{"functionCall": {"name": "f"}}]}]},
+        "contents[0].parts[0]: tool calls belong in model messages, not in user messages",
+    ),
+    (
+        "bedrock-converse",
+        {"messages": [{"role": "user", "content": "hi"}]},
+        "messages[0].content: must be an array of blocks, not a string",
+    ),
+    (
+        "bedrock-converse",
+        {"messages": [{"role": "assistant", "content": [{"toolUse": {"name": "f"}}]}]},
+        "messages[0].content[0].toolUse.toolUseId: is missing",
+    ),
 ]
 
 
@@ -113,8 +177,12 @@ def test_bad_policies_are_rejected_with_a_clear_message(values: dict[str, Any], 
 
 
 def test_synthetic_text_is_configurable_and_names_the_tool() -> None:
-    body = {"messages": [{"role": "user", "content": "x"},
-                         {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "grep"}}]}]}
+    body = {
+        "messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "function": {"name": "grep"}}]},
+        ]
+    }
     policy = Policy(synthetic_result_text="{name} ({id}) was cancelled.")
     result = sanitize(body, api="openai-chat", policy=policy)
     assert result.body["messages"][-1] == {"role": "tool", "tool_call_id": "c1", "content": "grep (c1) was cancelled."}

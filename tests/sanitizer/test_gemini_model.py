@@ -31,9 +31,13 @@ def chat(model: str) -> dict[str, Any]:
         "model": model,
         "messages": [
             {"role": "user", "content": "list files"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
-            ]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
+                ],
+            },
             {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
         ],
     }

@@ -46,7 +46,9 @@ def test_golden_output_settles(case: Case) -> None:
     assert again.repairs == []
     assert again.body is case.after
     first = sanitize(case.before, api=case.api, policy=policy, provider=case.provider, model=case.model).body
-    second = sanitize(copy.deepcopy(case.before), api=case.api, policy=policy, provider=case.provider, model=case.model).body
+    second = sanitize(
+        copy.deepcopy(case.before), api=case.api, policy=policy, provider=case.provider, model=case.model
+    ).body
     assert json.dumps(first, sort_keys=False) == json.dumps(second, sort_keys=False)
 
 
@@ -65,4 +67,3 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
 @pytest.mark.parametrize("case", [c for c in CASES if c.path.parent.name == "seeds"], ids=lambda c: c.id)
 def test_seed_reports_are_rejected_by_the_provider_before_repair(case: Case) -> None:
     assert validate(case.before, api=case.api) != []
-

@@ -23,8 +23,14 @@ def valid(body: dict[str, Any], provider: str | None) -> bool:
 
 
 def test_openrouter_repairs_an_anthropic_model_by_anthropics_rules() -> None:
-    body = {"model": "anthropic/claude-sonnet-4.5", "messages": [
-        {"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}, {"role": "user", "content": "there?"}]}
+    body = {
+        "model": "anthropic/claude-sonnet-4.5",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": ""},
+            {"role": "user", "content": "there?"},
+        ],
+    }
     assert not valid(body, "openrouter")
     result = sanitize(body, api="openai-chat", provider="openrouter")
     assert [r.code for r in result.repairs] == ["AN003"]
@@ -35,9 +41,16 @@ def test_openrouter_repairs_an_anthropic_model_by_anthropics_rules() -> None:
 
 
 def test_openrouter_gives_a_mistral_model_mistral_ids_and_maps_them_back() -> None:
-    body = {"model": "mistralai/devstral-medium", "tools": TOOLS, "messages": [
-        {"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": [call("call_abc_1")]},
-        {"role": "tool", "tool_call_id": "call_abc_1", "content": "done"}, {"role": "user", "content": "next"}]}
+    body = {
+        "model": "mistralai/devstral-medium",
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [call("call_abc_1")]},
+            {"role": "tool", "tool_call_id": "call_abc_1", "content": "done"},
+            {"role": "user", "content": "next"},
+        ],
+    }
     result = sanitize(body, api="openai-chat", provider="openrouter")
     assert [r.code for r in result.repairs] == ["PV001", "PV002"]
     assert list(result.restore_ids.values()) == ["call_abc_1"]
@@ -45,18 +58,31 @@ def test_openrouter_gives_a_mistral_model_mistral_ids_and_maps_them_back() -> No
 
 
 def test_openrouter_fills_a_deepseek_models_reasoning_content() -> None:
-    body = {"model": "deepseek/deepseek-v4-pro", "reasoning": {"enabled": True}, "tools": TOOLS, "messages": [
-        {"role": "user", "content": "go"}, {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
-        {"role": "tool", "tool_call_id": "c1", "content": "1"}]}
+    body = {
+        "model": "deepseek/deepseek-v4-pro",
+        "reasoning": {"enabled": True},
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "1"},
+        ],
+    }
     result = sanitize(body, api="openai-chat", provider="openrouter")
     assert result.body["messages"][1]["reasoning_content"] == ""
     assert valid(result.body, "openrouter")
 
 
 def test_a_tool_message_without_an_id_follows_the_orphan_policy() -> None:
-    body = {"model": "gpt-4o", "messages": [
-        {"role": "user", "content": "news?"}, {"role": "assistant", "content": ""},
-        {"role": "tool", "content": "Rover finds signs of ancient life."}, {"role": "user", "content": "and?"}]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "user", "content": "news?"},
+            {"role": "assistant", "content": ""},
+            {"role": "tool", "content": "Rover finds signs of ancient life."},
+            {"role": "user", "content": "and?"},
+        ],
+    }
     folded = sanitize(body, api="openai-chat")
     assert [m["role"] for m in folded.body["messages"]] == ["user", "assistant", "user", "user"]
     assert "Rover finds signs of ancient life." in folded.body["messages"][2]["content"]
@@ -66,8 +92,10 @@ def test_a_tool_message_without_an_id_follows_the_orphan_policy() -> None:
 
 
 def test_a_final_deepseek_answer_with_reasoning_is_not_dropped_by_the_drop_policy() -> None:
-    body = {"model": "deepseek-reasoner", "messages": [
-        {"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "reasoning_content": "r"}]}
+    body = {
+        "model": "deepseek-reasoner",
+        "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a", "reasoning_content": "r"}],
+    }
     result = sanitize(body, api="openai-chat", provider="deepseek", policy=Policy(trailing_assistant="drop"))
     assert [r.code for r in result.repairs] == ["PV006"]
     assert "holds reasoning_content" in result.repairs[0].detail
@@ -76,10 +104,15 @@ def test_a_final_deepseek_answer_with_reasoning_is_not_dropped_by_the_drop_polic
 
 
 def test_moonshot_replaces_an_empty_reasoning_content_the_model_counts_as_missing() -> None:
-    body = {"model": "kimi-k2.6", "tools": TOOLS, "messages": [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "", "reasoning_content": "", "tool_calls": [call("c1")]},
-        {"role": "tool", "tool_call_id": "c1", "content": "1"}]}
+    body = {
+        "model": "kimi-k2.6",
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "reasoning_content": "", "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "1"},
+        ],
+    }
     result = sanitize(body, api="openai-chat", provider="moonshot")
     assert result.body["messages"][1]["reasoning_content"] == " "
     assert "counts as missing" in result.repairs[0].detail
@@ -88,7 +121,13 @@ def test_moonshot_replaces_an_empty_reasoning_content_the_model_counts_as_missin
 
 
 def test_a_valid_vllm_conversation_is_forwarded_as_it_is() -> None:
-    body = {"model": "Qwen/Qwen3-8B", "messages": [
-        {"role": "system", "content": "s"}, {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
-        {"role": "user", "content": "q2"}]}
+    body = {
+        "model": "Qwen/Qwen3-8B",
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a"},
+            {"role": "user", "content": "q2"},
+        ],
+    }
     assert sanitize(body, api="openai-chat", provider="vllm").body is body

@@ -80,18 +80,31 @@ def test_the_fast_path_never_skips_a_repair(api: str, evs: list[Any]) -> None:
 
 @pytest.mark.parametrize("api", ["openai-chat", "anthropic-messages"])
 def test_valid_transcripts_take_the_fast_path(api: str) -> None:
-    evs = [("user", "hi"), ("calls", ["call_a", "call_b"], False), ("result", "call_a", "out-1"),
-           ("result", "call_b", "out-2"), ("assistant", "ok"), ("user", "go on")]
+    evs = [
+        ("user", "hi"),
+        ("calls", ["call_a", "call_b"], False),
+        ("result", "call_a", "out-1"),
+        ("result", "call_b", "out-2"),
+        ("assistant", "ok"),
+        ("user", "go on"),
+    ]
     body = SHAPES[api](evs)
     if api == "anthropic-messages":
-        body["messages"][3:5] = [{"role": "user", "content": body["messages"][3]["content"] + body["messages"][4]["content"]}]
+        body["messages"][3:5] = [
+            {"role": "user", "content": body["messages"][3]["content"] + body["messages"][4]["content"]}
+        ]
     assert DIALECTS[api].looks_clean(body)
     assert sanitize(body, api=api).body is body
 
 
 # Where a gateway delivers an OpenAI Chat body, and the validator that speaks for that provider.
-GATEWAY_TARGETS = {"mistral": "mistral", "anthropic": "anthropic-openai-compat", "gemini": "gemini-openai-compat",
-                   "deepseek": "deepseek", "bedrock": None}
+GATEWAY_TARGETS = {
+    "mistral": "mistral",
+    "anthropic": "anthropic-openai-compat",
+    "gemini": "gemini-openai-compat",
+    "deepseek": "deepseek",
+    "bedrock": None,
+}
 
 
 @pytest.mark.parametrize("provider", GATEWAY_TARGETS)

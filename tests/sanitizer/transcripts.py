@@ -36,7 +36,9 @@ def to_openai(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
         elif ev[0] == "system":
             messages.append({"role": "system", "content": ev[1]})
         elif ev[0] == "calls":
-            calls = [{"id": i, "type": "function", "function": {"name": "tool_" + i[-1], "arguments": "{}"}} for i in ev[1]]
+            calls = [
+                {"id": i, "type": "function", "function": {"name": "tool_" + i[-1], "arguments": "{}"}} for i in ev[1]
+            ]
             messages.append({"role": "assistant", "content": "thinking aloud" if ev[2] else None, "tool_calls": calls})
         else:
             messages.append({"role": "tool", "tool_call_id": ev[1], "content": ev[2]})
@@ -59,8 +61,12 @@ def to_anthropic(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
         else:
             block = {"type": "tool_result", "tool_use_id": ev[1], "content": ev[2]}
             messages.append({"role": "user", "content": [block]})
-    return {"model": "claude", "max_tokens": 100, "tools": [{"name": "t", "input_schema": {"type": "object"}}],
-            "messages": messages}
+    return {
+        "model": "claude",
+        "max_tokens": 100,
+        "tools": [{"name": "t", "input_schema": {"type": "object"}}],
+        "messages": messages,
+    }
 
 
 def to_responses(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
@@ -73,7 +79,9 @@ def to_responses(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
         elif ev[0] == "calls":
             if ev[2]:
                 items.append({"type": "reasoning", "id": f"rs_{len(items)}", "summary": []})
-            items += [{"type": "function_call", "call_id": i, "name": "tool_" + i[-1], "arguments": "{}"} for i in ev[1]]
+            items += [
+                {"type": "function_call", "call_id": i, "name": "tool_" + i[-1], "arguments": "{}"} for i in ev[1]
+            ]
         else:
             items.append({"type": "function_call_output", "call_id": ev[1], "output": ev[2]})
     return {"model": "gpt-5", "input": items}
@@ -88,11 +96,19 @@ def to_gemini(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
             contents.append({"role": "model", "parts": [{"text": ev[1] or "..."}]})
         elif ev[0] == "calls":
             # Half the calls carry ids, half are matched by name and order, as Gemini 2 sends them.
-            calls = [{"functionCall": {"name": "tool_" + i[-1], "args": {}, **({} if ev[2] else {"id": i})}} for i in ev[1]]
+            calls = [
+                {"functionCall": {"name": "tool_" + i[-1], "args": {}, **({} if ev[2] else {"id": i})}} for i in ev[1]
+            ]
             contents.append({"role": "model", "parts": calls})
         else:
-            contents.append({"role": "user", "parts": [{"functionResponse": {"name": "tool_" + ev[1][-1], "id": ev[1],
-                                                                             "response": {"output": ev[2]}}}]})
+            contents.append(
+                {
+                    "role": "user",
+                    "parts": [
+                        {"functionResponse": {"name": "tool_" + ev[1][-1], "id": ev[1], "response": {"output": ev[2]}}}
+                    ],
+                }
+            )
     return {"contents": contents}
 
 
@@ -108,9 +124,14 @@ def to_bedrock(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
             blocks += [{"toolUse": {"toolUseId": i, "name": "tool_" + i[-1], "input": {}}} for i in ev[1]]
             messages.append({"role": "assistant", "content": blocks})
         else:
-            messages.append({"role": "user", "content": [{"toolResult": {"toolUseId": ev[1], "content": [{"text": ev[2]}]}}]})
-    return {"modelId": "m", "toolConfig": {"tools": [{"toolSpec": {"name": "t", "inputSchema": {"json": {}}}}]},
-            "messages": messages}
+            messages.append(
+                {"role": "user", "content": [{"toolResult": {"toolUseId": ev[1], "content": [{"text": ev[2]}]}}]}
+            )
+    return {
+        "modelId": "m",
+        "toolConfig": {"tools": [{"toolSpec": {"name": "t", "inputSchema": {"json": {}}}}]},
+        "messages": messages,
+    }
 
 
 def _items(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,14 +158,18 @@ def user_texts(body: dict[str, Any]) -> list[str]:
         if m.get("role") in ("user", "system", "developer") and not _has_results(m):
             out += [t for t in _texts_of(m) if t.strip() and t != "over to you"]
         elif m.get("role") == "user":
-            out += [t for t in _texts_of([p for p in m.get("content") or m.get("parts") or [] if not _is_result(p)])
-                    if t.strip()]
+            out += [
+                t
+                for t in _texts_of([p for p in m.get("content") or m.get("parts") or [] if not _is_result(p)])
+                if t.strip()
+            ]
     return out
 
 
 def _is_result(block: Any) -> bool:
-    return isinstance(block, dict) and ("toolResult" in block or "functionResponse" in block
-                                        or block.get("type") == "tool_result")
+    return isinstance(block, dict) and (
+        "toolResult" in block or "functionResponse" in block or block.get("type") == "tool_result"
+    )
 
 
 def _has_results(m: dict[str, Any]) -> bool:

@@ -57,8 +57,11 @@ def test_requests_without_the_client_key_get_a_provider_shaped_401(
         suture(openai={"upstream": faulty.url + "/v1", **keys}, anthropic={"upstream": faulty.url, **keys}) as base,
         httpx.Client(base_url=base) as client,
     ):
-        for route, body, shape in (("/v1/chat/completions", CHAT, "openai"), ("/v1/messages", MESSAGES, "anthropic"),
-                                   ("/v1/messages/count_tokens", MESSAGES, "anthropic")):
+        for route, body, shape in (
+            ("/v1/chat/completions", CHAT, "openai"),
+            ("/v1/messages", MESSAGES, "anthropic"),
+            ("/v1/messages/count_tokens", MESSAGES, "anthropic"),
+        ):
             extra = anthropic_version if shape == "anthropic" else {}
             for headers, what in [
                 ({}, "missing"),
@@ -101,11 +104,12 @@ def test_client_request_ids_are_accepted_only_when_well_formed(faulty: FaultyUps
             response = client.post("/v1/chat/completions", json=CHAT, headers={"x-request-id": rid})
             assert response.headers["x-request-id"] == rid
         for rid in bad:
-            response = client.post("/v1/chat/completions", json=CHAT,
-                                   headers=[(b"x-request-id", rid.encode("utf-8"))])
+            response = client.post("/v1/chat/completions", json=CHAT, headers=[(b"x-request-id", rid.encode("utf-8"))])
             made = response.headers["x-request-id"]
             assert made != rid and len(made) == 32 and int(made, 16) >= 0
-    access = wait_for(lambda: len(logs.records("suture.access")) >= len(good) + len(bad) and logs.records("suture.access"))
+    access = wait_for(
+        lambda: len(logs.records("suture.access")) >= len(good) + len(bad) and logs.records("suture.access")
+    )
     ids = {line["request_id"] for line in access}
     assert set(good) <= ids
     assert not set(bad) & ids
@@ -114,12 +118,21 @@ def test_client_request_ids_are_accepted_only_when_well_formed(faulty: FaultyUps
 def _forgeries() -> list[bytes]:
     forged = '{"ts":"x","level":"critical","logger":"suture.access","event":"forged"}'
     crlf = "%0D%0A"
-    tool_id = f'call_1\n{forged}\r\n'
-    broken = {"model": "m", "messages": [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": tool_id, "type": "function", "function": {"name": f"ls\n{forged}", "arguments": "{}"}}]},
-        {"role": "user", "content": f"stop\n{forged}"}]}
+    tool_id = f"call_1\n{forged}\r\n"
+    broken = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": tool_id, "type": "function", "function": {"name": f"ls\n{forged}", "arguments": "{}"}}
+                ],
+            },
+            {"role": "user", "content": f"stop\n{forged}"},
+        ],
+    }
     return [
         request_bytes("GET", f"/nowhere{crlf}{quote(forged)}{crlf}", b""),
         request_bytes("POST", f"/v1/chat/completions?q={crlf}{quote(forged)}", orjson.dumps(broken)),
@@ -137,8 +150,13 @@ def test_log_lines_cannot_be_forged_with_newlines(faulty: FaultyUpstream) -> Non
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
     env.update(SUTURE_OPENAI_UPSTREAM=faulty.url + "/v1", SUTURE_LOG_LEVEL="debug", SUTURE_SHUTDOWN_GRACE_SECONDS="1")
-    process = subprocess.Popen([sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
-                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_until_ready(f"http://127.0.0.1:{port}", process)
         statuses = []

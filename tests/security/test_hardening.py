@@ -27,11 +27,18 @@ OWN_KEY = "sk-suture-own-upstream-key-5f1e9c"
 CLIENT_KEY = "suture-client-key-a41b7d"
 NAMED_KEY = "sk-named-upstream-key-93c0aa"
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
-BROKEN_CHAT = {**CHAT, "messages": [
-    {"role": "user", "content": "ls"},
-    {"role": "assistant", "content": None,
-     "tool_calls": [{"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
-    {"role": "user", "content": "stop"}]}
+BROKEN_CHAT = {
+    **CHAT,
+    "messages": [
+        {"role": "user", "content": "ls"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+        },
+        {"role": "user", "content": "stop"},
+    ],
+}
 
 
 @pytest.fixture
@@ -47,13 +54,17 @@ def _client(base: str) -> httpx.Client:
 
 # 1. Suture's own upstream key reaches the client.
 
+
 @pytest.mark.parametrize("fault", ["echo-key", "echo-key-stream", "echo-key-header", "echo-key-gzip"])
 def test_suture_s_own_upstream_key_quoted_by_the_provider_never_reaches_the_client(
     faulty: FaultyUpstream, fault: str
 ) -> None:
-    with suture(
-        openai={"upstream": faulty.url + "/v1", "upstream_api_key": OWN_KEY, "client_api_key": CLIENT_KEY}
-    ) as base, _client(base) as client:
+    with (
+        suture(
+            openai={"upstream": faulty.url + "/v1", "upstream_api_key": OWN_KEY, "client_api_key": CLIENT_KEY}
+        ) as base,
+        _client(base) as client,
+    ):
         response = client.post("/v1/chat/completions", json={**CHAT, "stream": True}, headers={"x-fault": fault})
     # Not vacuous: the provider did receive Suture's key, and quoted it.
     assert faulty.seen[-1].headers["authorization"] == f"Bearer {OWN_KEY}"
@@ -72,11 +83,16 @@ def test_a_named_upstream_s_key_is_redacted_from_the_answer_and_the_capture(
 ) -> None:
     monkeypatch.setenv("NAMED_UPSTREAM_KEY", NAMED_KEY)
     captures = tmp_path / "captures"
-    with suture(
-        upstreams={"mine": {"protocol": "openai", "base_url": faulty.url + "/v1", "api_key_env": "NAMED_UPSTREAM_KEY"}},
-        routes=[{"match": "gpt-*", "upstream": "mine"}],
-        capture={"dir": str(captures)},
-    ) as base, httpx.Client(base_url=base, timeout=10) as client:
+    with (
+        suture(
+            upstreams={
+                "mine": {"protocol": "openai", "base_url": faulty.url + "/v1", "api_key_env": "NAMED_UPSTREAM_KEY"}
+            },
+            routes=[{"match": "gpt-*", "upstream": "mine"}],
+            capture={"dir": str(captures)},
+        ) as base,
+        httpx.Client(base_url=base, timeout=10) as client,
+    ):
         response = client.post("/v1/chat/completions", json=BROKEN_CHAT, headers={"x-fault": "echo-key"})
         deadline = time.monotonic() + 5
         while not list(captures.glob("*.json")) and time.monotonic() < deadline:
@@ -93,13 +109,17 @@ def test_a_named_upstream_s_key_is_redacted_from_the_answer_and_the_capture(
 
 # 3. An encoded query parameter name slips past the filter.
 
+
 @pytest.mark.parametrize("name", ["key", "%6Bey", "k%65y", "%6B%65%79"])
 def test_the_client_key_in_an_encoded_query_parameter_never_reaches_google(faulty: FaultyUpstream, name: str) -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
-    with suture(
-        gemini={"upstream": faulty.url, "upstream_api_key": OWN_KEY, "client_api_key": CLIENT_KEY}
-    ) as base, httpx.Client(base_url=base, timeout=10) as client:
-        response = client.post(f"/v1beta/models/gemini-2.5-flash:generateContent?alt=json&{name}={CLIENT_KEY}", json=body)
+    with (
+        suture(gemini={"upstream": faulty.url, "upstream_api_key": OWN_KEY, "client_api_key": CLIENT_KEY}) as base,
+        httpx.Client(base_url=base, timeout=10) as client,
+    ):
+        response = client.post(
+            f"/v1beta/models/gemini-2.5-flash:generateContent?alt=json&{name}={CLIENT_KEY}", json=body
+        )
     assert response.status_code == 200, response.text  # the key authenticated (its name decoded)
     seen = faulty.seen[-1]
     assert CLIENT_KEY not in seen.path and CLIENT_KEY not in str(seen.headers)
@@ -108,6 +128,7 @@ def test_the_client_key_in_an_encoded_query_parameter_never_reaches_google(fault
 
 
 # 6. Request header flood.
+
 
 def _read_all(sock: socket.socket, limit: float = 10) -> bytes:
     sock.settimeout(limit)
@@ -119,7 +140,9 @@ def _read_all(sock: socket.socket, limit: float = 10) -> bytes:
 
 
 @pytest.mark.parametrize("flood", ["endless-lines", "one-endless-line", "many-headers"])
-def test_an_oversized_request_head_is_answered_431_and_the_connection_closed(faulty: FaultyUpstream, flood: str) -> None:
+def test_an_oversized_request_head_is_answered_431_and_the_connection_closed(
+    faulty: FaultyUpstream, flood: str
+) -> None:
     with suture(openai={"upstream": faulty.url + "/v1"}) as base:
         port = int(base.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port)) as sock:
@@ -149,6 +172,7 @@ def test_a_normal_head_with_a_large_body_in_the_same_read_is_not_refused(faulty:
 
 # 8. A client that leaves before the first byte of the answer.
 
+
 class HangingUpstream:
     """Reads a request, answers nothing, and notes when Suture closed the connection."""
 
@@ -173,9 +197,7 @@ class HangingUpstream:
 
 
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/models"])
-def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(
-    path: str, logs: LogLines
-) -> None:
+def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(path: str, logs: LogLines) -> None:
     hanging = HangingUpstream()
     with hanging.running(), suture(openai={"upstream": hanging.url + "/v1"}, timeouts={"read": 60}) as base:
         with httpx.Client(base_url=base, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
@@ -213,6 +235,7 @@ def test_under_another_server_a_client_leaving_before_the_first_byte_still_cance
 
 # 9. A client that stops reading pins its upstream connection.
 
+
 class EndlessStream:
     """Streams SSE chunks as fast as Suture takes them; notes when Suture closed the connection."""
 
@@ -232,7 +255,9 @@ class EndlessStream:
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
-                conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+                )
                 event = b'data: {"choices": [{"delta": {"content": "' + b"x" * 4000 + b'"}}]}\n\n'
                 chunk = f"{len(event):x}\r\n".encode() + event + b"\r\n"
                 conn.settimeout(30)
@@ -254,9 +279,7 @@ class EndlessStream:
 
 def test_a_client_that_stops_reading_is_dropped_after_the_send_timeout_and_the_upstream_freed(logs: LogLines) -> None:
     endless = EndlessStream()
-    with endless.running(), suture(
-        openai={"upstream": endless.url + "/v1"}, timeouts={"client_send": 1}
-    ) as base:
+    with endless.running(), suture(openai={"upstream": endless.url + "/v1"}, timeouts={"client_send": 1}) as base:
         port = int(base.rsplit(":", 1)[1])
         body = json.dumps({**CHAT, "stream": True}).encode()
         with socket.socket() as sock:
@@ -282,6 +305,7 @@ def test_a_client_that_stops_reading_is_dropped_after_the_send_timeout_and_the_u
 
 
 # 11. A 304 or 204 with Content-Length.
+
 
 class RawAnswer:
     """Answers every request with the same raw bytes (keep-alive)."""
@@ -336,10 +360,12 @@ class RawAnswer:
 
 @pytest.mark.parametrize("status", [204, 304])
 def test_a_bodyless_status_with_content_length_is_relayed_without_a_body(status: int) -> None:
-    upstream = RawAnswer(b"HTTP/1.1 %d X\r\ncontent-length: 42\r\netag: \"v1\"\r\n\r\n" % status)
-    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base, httpx.Client(
-        base_url=base, timeout=5
-    ) as client:
+    upstream = RawAnswer(b'HTTP/1.1 %d X\r\ncontent-length: 42\r\netag: "v1"\r\n\r\n' % status)
+    with (
+        upstream.running(),
+        suture(openai={"upstream": upstream.url + "/v1"}) as base,
+        httpx.Client(base_url=base, timeout=5) as client,
+    ):
         for _ in range(2):  # the client's connection stays usable
             response = client.get("/v1/models")
             assert response.status_code == status
@@ -350,12 +376,15 @@ def test_a_bodyless_status_with_content_length_is_relayed_without_a_body(status:
 
 # 10. A status outside 100-599.
 
+
 @pytest.mark.parametrize("status_line", [b"HTTP/1.1 600 Beyond", b"HTTP/1.1 999 Nine", b"HTTP/1.1 099 Low"])
 def test_an_upstream_status_outside_100_to_599_is_answered_502(status_line: bytes) -> None:
     upstream = RawAnswer(status_line + b"\r\ncontent-length: 2\r\n\r\n{}")
-    with upstream.running(), suture(openai={"upstream": upstream.url + "/v1"}) as base, httpx.Client(
-        base_url=base, timeout=5
-    ) as client:
+    with (
+        upstream.running(),
+        suture(openai={"upstream": upstream.url + "/v1"}) as base,
+        httpx.Client(base_url=base, timeout=5) as client,
+    ):
         response = client.post("/v1/chat/completions", json=CHAT)
     assert response.status_code == 502
     assert "RemoteProtocolError" in response.json()["error"]["message"]
@@ -363,12 +392,16 @@ def test_an_upstream_status_outside_100_to_599_is_answered_502(status_line: byte
 
 # 17. Suture's own pool is full.
 
+
 def test_a_full_pool_says_the_connection_limit_was_reached(faulty: FaultyUpstream) -> None:
-    with suture(
-        openai={"upstream": faulty.url + "/v1"}, max_connections=1, timeouts={"pool": 0.3}
-    ) as base, httpx.Client(base_url=base, timeout=10) as client:
+    with (
+        suture(openai={"upstream": faulty.url + "/v1"}, max_connections=1, timeouts={"pool": 0.3}) as base,
+        httpx.Client(base_url=base, timeout=10) as client,
+    ):
         slow = threading.Thread(
-            target=client.post, args=("/v1/chat/completions",), kwargs={"json": CHAT, "headers": {"x-fault": "slow-headers:2"}}
+            target=client.post,
+            args=("/v1/chat/completions",),
+            kwargs={"json": CHAT, "headers": {"x-fault": "slow-headers:2"}},
         )
         slow.start()
         time.sleep(0.5)
@@ -381,6 +414,7 @@ def test_a_full_pool_says_the_connection_limit_was_reached(faulty: FaultyUpstrea
 
 
 # 5. Large bodies are repaired off the event loop.
+
 
 def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it(
     faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch
@@ -395,8 +429,10 @@ def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it
         return real(*args, **kwargs)
 
     monkeypatch.setattr(transcripts, "sanitize", recording)
-    large = {**BROKEN_CHAT, "messages": [{"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)},
-                                         *BROKEN_CHAT["messages"]]}
+    large = {
+        **BROKEN_CHAT,
+        "messages": [{"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)}, *BROKEN_CHAT["messages"]],
+    }
     with suture(openai={"upstream": faulty.url + "/v1"}) as base, httpx.Client(base_url=base, timeout=10) as client:
         assert client.post("/v1/chat/completions", json=BROKEN_CHAT).status_code == 200
         assert client.post("/v1/chat/completions", json=large).status_code == 200

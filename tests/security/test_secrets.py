@@ -32,11 +32,18 @@ CANARIES = {
 SECRETS = [v.split(" ", 1)[-1].split("=", 1)[-1] for k, v in CANARIES.items() if k != "anthropic-version"]
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 MESSAGES = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
-BROKEN_CHAT = {**CHAT, "messages": [
-    {"role": "user", "content": "ls"},
-    {"role": "assistant", "content": None,
-     "tool_calls": [{"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
-    {"role": "user", "content": "stop"}]}
+BROKEN_CHAT = {
+    **CHAT,
+    "messages": [
+        {"role": "user", "content": "ls"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": ORPHAN, "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+        },
+        {"role": "user", "content": "stop"},
+    ],
+}
 
 
 class EveryLine(logging.Handler):
@@ -78,14 +85,17 @@ def test_credentials_appear_in_no_log_capture_metric_or_error_body(every_line: E
     relayed: list[httpx.Response] = []
     with faulty.running():
         extra = {"capture": {"dir": str(capture_dir)}} if has_capture else {}
-        with suture(
-            openai={"upstream": faulty.url + "/v1"},
-            anthropic={"upstream": faulty.url},
-            max_body_bytes=64 * 1024,
-            timeouts={"read": 0.5},
-            log_level="debug",
-            **extra,
-        ) as base, httpx.Client(base_url=base, headers=CANARIES, timeout=10) as client:
+        with (
+            suture(
+                openai={"upstream": faulty.url + "/v1"},
+                anthropic={"upstream": faulty.url},
+                max_body_bytes=64 * 1024,
+                timeouts={"read": 0.5},
+                log_level="debug",
+                **extra,
+            ) as base,
+            httpx.Client(base_url=base, headers=CANARIES, timeout=10) as client,
+        ):
             for route, body in (("/v1/chat/completions", CHAT), ("/v1/messages", MESSAGES)):
                 relayed.append(client.post(route, json=body))
                 relayed.append(client.post(route, json={**body, "stream": True}))

@@ -63,8 +63,15 @@ def test_no_header_target_path_or_body_field_redirects_a_request(
         "x-api-key": "sk-ant-x",
         "anthropic-version": "2023-06-01",
     }
-    body_fields = {"base_url": evil.url, "api_base": evil.url, "url": evil.url, "baseURL": evil.url,
-                   "endpoint": evil.url, "host": evil_host, "upstream": evil.url}
+    body_fields = {
+        "base_url": evil.url,
+        "api_base": evil.url,
+        "url": evil.url,
+        "baseURL": evil.url,
+        "endpoint": evil.url,
+        "host": evil_host,
+        "upstream": evil.url,
+    }
     with suture(openai={"upstream": good.url + "/v1"}, anthropic={"upstream": good.url}) as base:
         with httpx.Client(base_url=base, timeout=10) as client:
             sent = 0
@@ -81,16 +88,22 @@ def test_no_header_target_path_or_body_field_redirects_a_request(
             sent += 1
         # Path tricks, absolute-form targets (as sent to a forward proxy) and fragments, sent raw: an
         # HTTP client would resolve them itself.
-        for path in (f"//{evil_host}/v1/chat/completions", "/v1/chat/completions/../../x",
-                     f"/v1/chat/completions/{evil.url}", f"/{evil_host}/v1/chat/completions"):
+        for path in (
+            f"//{evil_host}/v1/chat/completions",
+            "/v1/chat/completions/../../x",
+            f"/v1/chat/completions/{evil.url}",
+            f"/{evil_host}/v1/chat/completions",
+        ):
             answer = _raw(base, request_bytes("POST", path, orjson.dumps(CHAT), {"connection": "close"}))
             assert answer.startswith((b"HTTP/1.1 404", b"HTTP/1.1 400")), answer[:100]
         for target in (f"{evil.url}/v1/chat/completions", f"http://{evil_host}/v1/messages"):
             answer = _raw(base, request_bytes("POST", target, orjson.dumps(CHAT), {"connection": "close"}))
             assert answer.startswith((b"HTTP/1.1 200", b"HTTP/1.1 400", b"HTTP/1.1 404")), answer[:100]
             sent += answer.startswith(b"HTTP/1.1 200")
-        answer = _raw(base, request_bytes("POST", f"/v1/chat/completions#@{evil_host}", orjson.dumps(CHAT),
-                                          {"connection": "close"}))
+        answer = _raw(
+            base,
+            request_bytes("POST", f"/v1/chat/completions#@{evil_host}", orjson.dumps(CHAT), {"connection": "close"}),
+        )
         assert answer.startswith((b"HTTP/1.1 200", b"HTTP/1.1 400")), answer[:100]
         sent += answer.startswith(b"HTTP/1.1 200")
     assert evil.seen == []
@@ -109,7 +122,9 @@ def test_upstream_redirects_are_relayed_not_followed(upstreams: tuple[FaultyUpst
     assert evil.seen == []
 
 
-def test_gemini_model_paths_cannot_walk_to_another_host_or_path(upstreams: tuple[FaultyUpstream, FaultyUpstream]) -> None:
+def test_gemini_model_paths_cannot_walk_to_another_host_or_path(
+    upstreams: tuple[FaultyUpstream, FaultyUpstream],
+) -> None:
     good, evil = upstreams
     evil_host = evil.url.removeprefix("http://")
     body = orjson.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]})
@@ -125,8 +140,15 @@ def test_gemini_model_paths_cannot_walk_to_another_host_or_path(upstreams: tuple
         for path in tricks:
             answer = _raw(base, request_bytes("POST", path, body, {"connection": "close", "x-goog-api-key": "k"}))
             assert answer.startswith((b"HTTP/1.1 404", b"HTTP/1.1 400")), (path, answer[:120])
-        answer = _raw(base, request_bytes("POST", "/v1beta/models/gemini-2.0-flash:generateContent", body,
-                                          {"connection": "close", "x-goog-api-key": "k"}))
+        answer = _raw(
+            base,
+            request_bytes(
+                "POST",
+                "/v1beta/models/gemini-2.0-flash:generateContent",
+                body,
+                {"connection": "close", "x-goog-api-key": "k"},
+            ),
+        )
         assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
     assert evil.seen == []
     assert [s.path for s in good.seen] == ["/v1beta/models/gemini-2.0-flash:generateContent"]

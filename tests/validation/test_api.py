@@ -318,7 +318,11 @@ def test_error_envelope(
             {"messages": [ou(), {"role": "assistant", "tool_calls": [{"id": "c"}]}]},
             "messages[1].tool_calls[0].function",
         ),
-        ("openai-chat", {"messages": [{"role": "tool", "tool_call_id": 7, "content": "x"}]}, "messages[0].tool_call_id"),
+        (
+            "openai-chat",
+            {"messages": [{"role": "tool", "tool_call_id": 7, "content": "x"}]},
+            "messages[0].tool_call_id",
+        ),
         ("openai-chat", {"messages": [{"content": "x"}]}, "messages[0].role"),
         ("openai-responses", {"input": [{"type": "function_call", "name": "ls"}]}, "input[0].call_id"),
         ("openai-responses", {"input": {"type": "message"}}, "input"),

@@ -39,24 +39,51 @@ def found(body: dict[str, Any], provider: str | None) -> list[tuple[str, str, in
     [
         # A tool message without its id: OpenAI's schema error, before the pairing ones.
         pytest.param(None, chat(ou(), oa(None, "c1"), unnamed()), [("openai.O9", O9, 2)], id="O9-missing"),
-        pytest.param(None, chat(ou(), oa(None, "c1"), unnamed(tool_call_id=None), oa("done")),
-                     [("openai.O9", O9, 2)], id="O9-null"),
-        pytest.param("groq", chat(osys(), ou(), oa(""), unnamed("news")),
-                     [("groq.X5", "'messages.3' : for 'role:tool' the following must be satisfied"
-                                  "[('messages.3.tool_call_id' : property 'tool_call_id' is missing)]", 3),
-                      ("openai.O9", O9, 3), ("openai.O2", O2, 3)], id="groq-missing-id"),
-        pytest.param("mistral", chat(ou(), oa(None, "abcDEF123"), unnamed(), oa("x"), ou()),
-                     [("mistral.M1", "Tool call id has to be defined.", 2)], id="mistral-missing-id"),
+        pytest.param(
+            None,
+            chat(ou(), oa(None, "c1"), unnamed(tool_call_id=None), oa("done")),
+            [("openai.O9", O9, 2)],
+            id="O9-null",
+        ),
+        pytest.param(
+            "groq",
+            chat(osys(), ou(), oa(""), unnamed("news")),
+            [
+                (
+                    "groq.X5",
+                    "'messages.3' : for 'role:tool' the following must be satisfied"
+                    "[('messages.3.tool_call_id' : property 'tool_call_id' is missing)]",
+                    3,
+                ),
+                ("openai.O9", O9, 3),
+                ("openai.O2", O2, 3),
+            ],
+            id="groq-missing-id",
+        ),
+        pytest.param(
+            "mistral",
+            chat(ou(), oa(None, "abcDEF123"), unnamed(), oa("x"), ou()),
+            [("mistral.M1", "Tool call id has to be defined.", 2)],
+            id="mistral-missing-id",
+        ),
         # Azure answers with OpenAI's spelling now.
         pytest.param("azure", chat(ou(), oa("hi"), ot("c9")), [("openai.O2", O2, 2)], id="azure-O2"),
         # MiniMax: a result whose id no call has, against one that is only out of place.
-        pytest.param("minimax", chat(ou(), oa("hi"), ot("c9"), ou()),
-                     [("minimax.X3", "invalid params, tool result's tool id(c9) not found (2013)", 2)],
-                     id="minimax-not-found"),
-        pytest.param("minimax", chat(ou(), oa(None, "c1"), oa("wait"), ot("c1")),
-                     [("minimax.X3", "invalid params, tool call result does not follow tool call (2013)", 1),
-                      ("minimax.X3", "invalid params, tool call result does not follow tool call (2013)", 3)],
-                     id="minimax-out-of-order"),
+        pytest.param(
+            "minimax",
+            chat(ou(), oa("hi"), ot("c9"), ou()),
+            [("minimax.X3", "invalid params, tool result's tool id(c9) not found (2013)", 2)],
+            id="minimax-not-found",
+        ),
+        pytest.param(
+            "minimax",
+            chat(ou(), oa(None, "c1"), oa("wait"), ot("c1")),
+            [
+                ("minimax.X3", "invalid params, tool call result does not follow tool call (2013)", 1),
+                ("minimax.X3", "invalid params, tool call result does not follow tool call (2013)", 3),
+            ],
+            id="minimax-out-of-order",
+        ),
     ],
 )
 def test_tool_message_faults(provider: str | None, body: dict[str, Any], expected: list[Any]) -> None:
@@ -68,20 +95,36 @@ def test_tool_message_faults(provider: str | None, body: dict[str, Any], expecte
     ("body", "expected"),
     [
         # V4 models think unless told not to; OpenRouter's reasoning switch counts.
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek-v4-flash"), [("deepseek.D3", D3, 1)],
-                     id="v4-thinks"),
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek-v4-flash", thinking={"type": "disabled"}),
-                     [], id="v4-thinking-disabled"),
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek-chat", reasoning={"effort": "high"}),
-                     [("deepseek.D3", D3, 1)], id="reasoning-effort"),
-        pytest.param(chat(ou(), oa(None, "c1", reasoning_content=""), ot("c1"), model="deepseek-v4-pro"), [],
-                     id="empty-reasoning-taken"),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek-v4-flash"), [("deepseek.D3", D3, 1)], id="v4-thinks"
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek-v4-flash", thinking={"type": "disabled"}),
+            [],
+            id="v4-thinking-disabled",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek-chat", reasoning={"effort": "high"}),
+            [("deepseek.D3", D3, 1)],
+            id="reasoning-effort",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1", reasoning_content=""), ot("c1"), model="deepseek-v4-pro"),
+            [],
+            id="empty-reasoning-taken",
+        ),
         # D5: system messages after the last assistant turn do not end the conversation.
-        pytest.param(chat(ou(), oa("cached"), osys("be professional"), model="deepseek-reasoner"),
-                     [("deepseek.D5", D5, 1)], id="D5-system-last"),
+        pytest.param(
+            chat(ou(), oa("cached"), osys("be professional"), model="deepseek-reasoner"),
+            [("deepseek.D5", D5, 1)],
+            id="D5-system-last",
+        ),
         pytest.param(chat(ou(), osys("be professional"), model="deepseek-reasoner"), [], id="D5-user-then-system"),
-        pytest.param(chat(ou(), oa(None, "c1", reasoning_content="r"), ot("c1"), model="deepseek-reasoner"), [],
-                     id="D5-tool-last"),
+        pytest.param(
+            chat(ou(), oa(None, "c1", reasoning_content="r"), ot("c1"), model="deepseek-reasoner"),
+            [],
+            id="D5-tool-last",
+        ),
     ],
 )
 def test_deepseek(body: dict[str, Any], expected: list[Any]) -> None:
@@ -91,16 +134,29 @@ def test_deepseek(body: dict[str, Any], expected: list[Any]) -> None:
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="kimi-k2.5"), [("moonshot.X4", X4.format(n=1), 1)],
-                     id="k25-thinks-by-default"),
-        pytest.param(chat(ou(), oa(None, "c1", reasoning_content=""), ot("c1"), model="kimi-k2.6"),
-                     [("moonshot.X4", X4.format(n=1), 1)], id="k26-empty-is-missing"),
-        pytest.param(chat(ou(), oa(None, "c1", reasoning_content=" "), ot("c1"), model="kimi-k2.6"), [],
-                     id="k26-space-taken"),
-        pytest.param(chat(ou(), oa(None, "c1", reasoning_content=""), ot("c1"), model="kimi-k2-thinking"), [],
-                     id="k2-thinking-takes-empty"),
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="kimi-k2.5", thinking={"type": "disabled"}), [],
-                     id="k25-thinking-disabled"),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="kimi-k2.5"),
+            [("moonshot.X4", X4.format(n=1), 1)],
+            id="k25-thinks-by-default",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1", reasoning_content=""), ot("c1"), model="kimi-k2.6"),
+            [("moonshot.X4", X4.format(n=1), 1)],
+            id="k26-empty-is-missing",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1", reasoning_content=" "), ot("c1"), model="kimi-k2.6"), [], id="k26-space-taken"
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1", reasoning_content=""), ot("c1"), model="kimi-k2-thinking"),
+            [],
+            id="k2-thinking-takes-empty",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="kimi-k2.5", thinking={"type": "disabled"}),
+            [],
+            id="k25-thinking-disabled",
+        ),
         pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="kimi-k2-0905-preview"), [], id="k2-instruct"),
     ],
 )
@@ -111,15 +167,34 @@ def test_moonshot(body: dict[str, Any], expected: list[Any]) -> None:
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        pytest.param(chat(osys(), ou(), model="TheBloke/Mistral-7B-Instruct-v0.2-AWQ"),
-                     [("vllm.V1", V1_PLAIN, 0), ("vllm.V1", V1_PLAIN, 1)], id="mistral-v02-no-system"),
-        pytest.param(chat(osys(), osys(), ou(), model="google/gemma-3-27b-it"),
-                     [("vllm.V1", V1_PLAIN, 1), ("vllm.V1", V1_PLAIN, 2)], id="gemma-second-system"),
-        pytest.param(chat(ou(), oa(None, "bR7sK2pQ9"), ot("bR7sK2pQ9"), ou(),
-                          model="mistralai/Mistral-Small-3.2-24B-Instruct-2506"),
-                     [("mistral.M3", "Unexpected role 'user' after role 'tool'", 3)], id="mistral-common-M3"),
-        pytest.param(chat(ou(), oa(None, "call_long_id_1"), ot("call_long_id_1"), oa("x"),
-                          model="mistralai/Devstral-Small-2505"), [], id="mistral-common-no-id-pattern"),
+        pytest.param(
+            chat(osys(), ou(), model="TheBloke/Mistral-7B-Instruct-v0.2-AWQ"),
+            [("vllm.V1", V1_PLAIN, 0), ("vllm.V1", V1_PLAIN, 1)],
+            id="mistral-v02-no-system",
+        ),
+        pytest.param(
+            chat(osys(), osys(), ou(), model="google/gemma-3-27b-it"),
+            [("vllm.V1", V1_PLAIN, 1), ("vllm.V1", V1_PLAIN, 2)],
+            id="gemma-second-system",
+        ),
+        pytest.param(
+            chat(
+                ou(),
+                oa(None, "bR7sK2pQ9"),
+                ot("bR7sK2pQ9"),
+                ou(),
+                model="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+            ),
+            [("mistral.M3", "Unexpected role 'user' after role 'tool'", 3)],
+            id="mistral-common-M3",
+        ),
+        pytest.param(
+            chat(
+                ou(), oa(None, "call_long_id_1"), ot("call_long_id_1"), oa("x"), model="mistralai/Devstral-Small-2505"
+            ),
+            [],
+            id="mistral-common-no-id-pattern",
+        ),
         pytest.param(chat(ou(), ou(), model="Qwen/Qwen3-8B"), [], id="unknown-template"),
     ],
 )
@@ -129,8 +204,14 @@ def test_vllm(body: dict[str, Any], expected: list[Any]) -> None:
 
 def test_vllm_mistral_common_speaks_vllm_envelope() -> None:
     [v] = validate(chat(ou(), ot("abcDEF123"), model="mistralai/Magistral-Small-2509"), api=OC, provider="vllm")
-    assert v.body == {"error": {"message": "Unexpected role 'tool' after role 'user'", "type": "BadRequestError",
-                                "param": None, "code": 400}}
+    assert v.body == {
+        "error": {
+            "message": "Unexpected role 'tool' after role 'user'",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+    }
 
 
 def _upstream(body: dict[str, Any] | list[Any]) -> tuple[str, Any]:
@@ -157,15 +238,28 @@ def test_openrouter_checks_anthropic_models_without_prefill_by_their_name() -> N
 @pytest.mark.parametrize(
     ("body", "provider_name", "rule"),
     [
-        pytest.param(chat(ou(), oa(None, "Xy7Wv3Ts1"), ou(), ot("Xy7Wv3Ts1"), model="mistralai/devstral-medium"),
-                     "Mistral", "mistral.M3", id="mistral"),
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek/deepseek-v4-pro", reasoning={"enabled": True}),
-                     "DeepSeek", "deepseek.D3", id="deepseek"),
-        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), model="moonshotai/kimi-k2.5"), "Moonshot AI", "moonshot.X4",
-                     id="moonshot"),
+        pytest.param(
+            chat(ou(), oa(None, "Xy7Wv3Ts1"), ou(), ot("Xy7Wv3Ts1"), model="mistralai/devstral-medium"),
+            "Mistral",
+            "mistral.M3",
+            id="mistral",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="deepseek/deepseek-v4-pro", reasoning={"enabled": True}),
+            "DeepSeek",
+            "deepseek.D3",
+            id="deepseek",
+        ),
+        pytest.param(
+            chat(ou(), oa(None, "c1"), ot("c1"), model="moonshotai/kimi-k2.5"),
+            "Moonshot AI",
+            "moonshot.X4",
+            id="moonshot",
+        ),
         pytest.param(chat(ou(), oa("hi"), ot("c9"), model="openai/gpt-4o-mini"), "OpenAI", "openai.O2", id="openai"),
-        pytest.param(chat(ou(), oa("hi"), ot("c9"), model="meta-llama/llama-3.3-70b-instruct"), "OpenAI", "openai.O2",
-                     id="other"),
+        pytest.param(
+            chat(ou(), oa("hi"), ot("c9"), model="meta-llama/llama-3.3-70b-instruct"), "OpenAI", "openai.O2", id="other"
+        ),
     ],
 )
 def test_openrouter_applies_the_upstreams_rules(body: dict[str, Any], provider_name: str, rule: str) -> None:
