@@ -18,7 +18,7 @@ from types import ModuleType
 import httpx
 import pytest
 
-from tests.servers import free_port
+from tests._support.servers import free_port
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tests.corpus import judge, load_cases
+from tests._support.corpus import judge, load_cases
 
 _COLUMNS = ("cases", "exact", "same words", "unrepairable", "repaired", "kept", "xfail")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.corpus import Case, judge, load_cases
+from tests._support.corpus import Case, judge, load_cases
 
 CASES = load_cases()
 

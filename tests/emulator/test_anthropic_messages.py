@@ -11,8 +11,8 @@ from anthropic import Anthropic
 from anthropic.types import Message
 
 from proxy.emulator.app import ANTHROPIC_MISSING_KEY, ANTHROPIC_MISSING_VERSION
-from tests.emulator.conftest import Emulator
-from tests.emulator.transcripts import ANTHROPIC_TOOLS, CORRECTION, anthropic_repaired, anthropic_seed
+from tests._support.emulator import Emulator
+from tests._support.seed_transcripts import ANTHROPIC_TOOLS, CORRECTION, anthropic_repaired, anthropic_seed
 
 MODEL = "claude-sonnet-4-6"
 A1 = (

@@ -12,8 +12,8 @@ from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError
 
 from proxy.emulator.eventstream import event, message
-from tests.emulator.conftest import Emulator, bedrock_client
-from tests.emulator.transcripts import BEDROCK_TOOL_CONFIG, CORRECTION, bedrock_repaired, bedrock_seed
+from tests._support.emulator import Emulator, bedrock_client
+from tests._support.seed_transcripts import BEDROCK_TOOL_CONFIG, CORRECTION, bedrock_repaired, bedrock_seed
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 

@@ -9,8 +9,8 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from tests.emulator.conftest import Emulator
-from tests.emulator.transcripts import CORRECTION, GEMINI_TOOLS, gemini_repaired, gemini_seed
+from tests._support.emulator import Emulator
+from tests._support.seed_transcripts import CORRECTION, GEMINI_TOOLS, gemini_repaired, gemini_seed
 
 MODEL = "gemini-2.5-flash"
 

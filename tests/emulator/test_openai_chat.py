@@ -10,8 +10,8 @@ import pytest
 from openai import OpenAI
 
 from proxy.emulator.app import OPENAI_MISSING_KEY
-from tests.emulator.conftest import Emulator
-from tests.emulator.transcripts import CHAT_TOOLS, CORRECTION, chat_repaired, chat_seed
+from tests._support.emulator import Emulator
+from tests._support.seed_transcripts import CHAT_TOOLS, CORRECTION, chat_repaired, chat_seed
 
 MODEL = "gpt-4o-mini"
 O1 = (

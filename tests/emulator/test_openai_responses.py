@@ -8,8 +8,8 @@ import openai
 import pytest
 from openai import OpenAI
 
-from tests.emulator.conftest import Emulator
-from tests.emulator.transcripts import CORRECTION, RESPONSES_TOOLS, responses_repaired, responses_seed
+from tests._support.emulator import Emulator
+from tests._support.seed_transcripts import CORRECTION, RESPONSES_TOOLS, responses_repaired, responses_seed
 
 MODEL = "gpt-4.1"
 

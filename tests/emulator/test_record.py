@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app, main_emulate
-from tests.emulator.conftest import Emulator
-from tests.servers import running_server
+from tests._support.emulator import Emulator
+from tests._support.servers import running_server
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hello"}]}
 

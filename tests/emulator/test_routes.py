@@ -9,8 +9,8 @@ import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.emulator.app import OPENAI_BAD_JSON, OPENAI_MISSING_KEY
-from tests.emulator.conftest import Emulator
-from tests.servers import running_server
+from tests._support.emulator import Emulator
+from tests._support.servers import running_server
 
 OPENAI_KEY = {"authorization": "Bearer sk-test"}
 ANTHROPIC_KEY = {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"}

@@ -18,8 +18,8 @@ from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
 from sanitizer import Policy, sanitize, validate
-from tests.emulator.conftest import Emulator, bedrock_client
-from tests.sanitizer.golden_cases import Case, all_cases
+from tests._support.emulator import Emulator, bedrock_client
+from tests._support.golden_cases import Case, all_cases
 
 SEEDS = [c for c in all_cases() if c.path.parent.name == "seeds"]
 

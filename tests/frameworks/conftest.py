@@ -7,17 +7,15 @@ a repaired transcript) and straight to the emulator (it gets the provider's 400)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from tests.proxy.helpers import suture
-from tests.servers import running_server
+from tests._support.framework_stack import Stack
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
 
 # Fake keys only: the emulator checks a key is present, Suture passes it through.
 FAKE_ENV = {
@@ -39,43 +37,6 @@ def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
     for name in UNSET_ENV:
         monkeypatch.delenv(name, raising=False)
-
-
-@dataclass
-class Stack:
-    """The emulator (the provider) and a Suture in front of it."""
-
-    provider: str  # the emulator's URL: what an agent calls without Suture
-    suture: str
-    record: Path
-
-    def requests(self) -> list[dict[str, Any]]:
-        """What the provider received, in order (the emulator's JSON-lines record)."""
-        if not self.record.exists():
-            return []
-        return [json.loads(line) for line in self.record.read_text().splitlines()]
-
-    def last_body(self) -> dict[str, Any]:
-        body: dict[str, Any] = self.requests()[-1]["body"]
-        return body
-
-    def answered(self, call_id: str) -> bool:
-        """Whether the last request the provider received answers ``call_id`` with a result
-        (Chat ``tool`` message, Anthropic ``tool_result``, Responses ``function_call_output``)."""
-        body = self.last_body()
-        items = body.get("messages") or body.get("input") or []
-        for item in items:
-            if item.get("role") == "tool" and item.get("tool_call_id") == call_id:
-                return True
-            if item.get("type") == "function_call_output" and item.get("call_id") == call_id:
-                return True
-            content = item.get("content")
-            if isinstance(content, list) and any(
-                isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") == call_id
-                for b in content
-            ):
-                return True
-        return False
 
 
 @pytest.fixture

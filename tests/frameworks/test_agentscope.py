@@ -30,7 +30,7 @@ from agentscope.permission import PermissionBehavior, PermissionDecision
 from agentscope.state import AgentState
 from agentscope.tool import FunctionTool, Toolkit
 
-from tests.frameworks.conftest import Stack
+from tests._support.framework_stack import Stack
 
 TASK = "请调用 slow_tool 完成任务 CALL_TOOL slow_tool"
 CORRECTION = "停！换个做法：直接回答 42"

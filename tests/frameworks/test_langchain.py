@@ -30,7 +30,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 
-from tests.frameworks.conftest import Stack
+from tests._support.framework_stack import Stack
 
 CORRECTION = "Stop. Do it differently: just answer 42."
 

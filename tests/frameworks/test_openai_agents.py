@@ -22,7 +22,7 @@ from agents import Agent, RunConfig, Runner, function_tool, set_tracing_disabled
 from agents.models import openai_provider
 from agents.models.openai_provider import OpenAIProvider
 
-from tests.frameworks.conftest import Stack
+from tests._support.framework_stack import Stack
 
 CORRECTION = "Stop. Do it differently: just answer 42."
 

@@ -31,7 +31,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
 
-from tests.frameworks.conftest import Stack
+from tests._support.framework_stack import Stack
 
 CORRECTION = "Stop. Do it differently: just answer 42."
 

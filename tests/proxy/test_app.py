@@ -6,7 +6,7 @@ import gc
 
 import httpx
 
-from tests.proxy.helpers import suture
+from tests._support.proxy_e2e import suture
 
 
 def test_startup_objects_are_frozen_out_of_the_garbage_collector() -> None:

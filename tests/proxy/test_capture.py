@@ -27,8 +27,8 @@ from proxy.capture import CaptureDraft, CaptureStore
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.settings import load_settings
 from sanitizer import sanitize
-from tests.proxy.helpers import LogLines, suture, wait_for
-from tests.servers import running_server
+from tests._support.proxy_e2e import LogLines, suture, wait_for
+from tests._support.servers import running_server
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sanitizer" / "golden"
 SEED = json.loads((GOLDEN / "seeds" / "000-anthropic-messages.json").read_text(encoding="utf-8"))

@@ -11,8 +11,8 @@ import pytest
 from proxy import cli
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from sanitizer import APIS, Policy, SanitizeError, sanitize, validate, validator_provider
-from tests.proxy.helpers import suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sanitizer" / "golden"
 FIXTURES = sorted(GOLDEN.rglob("*.json"))
@@ -312,7 +312,7 @@ def test_replay_through_a_suture_proxy(
 
 
 def test_replay_unreachable_upstream_and_valid_body(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.servers import free_port
+    from tests._support.servers import free_port
 
     dead = f"http://127.0.0.1:{free_port()}"
     assert cli.main(["replay", str(SEED), "--to", dead]) == 1

@@ -23,8 +23,8 @@ import pytest
 from starlette.applications import Starlette
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from tests.proxy.helpers import LogLines, suture, wait_for
-from tests.servers import running_server
+from tests._support.proxy_e2e import LogLines, suture, wait_for
+from tests._support.servers import running_server
 
 INTERRUPTED = "I noticed that you have interrupted me. What can I do for you?"
 STOP = "停！换个做法：直接回答 42"

@@ -42,7 +42,8 @@ from starlette.routing import Route
 from proxy.app import build_app
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.settings import ConfigError, Settings
-from tests.emulator.transcripts import (
+from tests._support.proxy_e2e import LogLines, suture, wait_for
+from tests._support.seed_transcripts import (
     BEDROCK_TOOL_CONFIG,
     CORRECTION,
     GEMINI_TOOLS,
@@ -54,8 +55,7 @@ from tests.emulator.transcripts import (
     gemini_seed,
     responses_seed,
 )
-from tests.proxy.helpers import LogLines, suture, wait_for
-from tests.servers import running_server
+from tests._support.servers import running_server
 
 OPENAI_KEY = "sk-openai-canary-0123456789"
 GOOGLE_KEY = "AIza-google-canary-0123456789"

@@ -14,8 +14,8 @@ import pytest
 
 from proxy.app import build_app
 from proxy.settings import Settings
-from tests.proxy.helpers import EchoUpstream, LogLines, suture, wait_for
-from tests.servers import free_port, running_server
+from tests._support.proxy_e2e import EchoUpstream, LogLines, suture, wait_for
+from tests._support.servers import free_port, running_server
 
 OPENAI = "/v1/chat/completions"
 ANTHROPIC = "/v1/messages"

@@ -39,8 +39,8 @@ from proxy.http1 import (
     UntrustedCertificate,
     WriteTimeout,
 )
-from tests.servers import free_port
-from tests.tunnel_proxy import TunnelProxy
+from tests._support.servers import free_port
+from tests._support.tunnel_proxy import TunnelProxy
 
 T = TypeVar("T")
 Run = Callable[[Callable[[], Coroutine[Any, Any, T]]], T]

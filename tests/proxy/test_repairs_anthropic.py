@@ -18,8 +18,8 @@ import anthropic
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from tests.proxy.helpers import suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
 
 KEY = "sk-ant-canary-0123456789"
 MODEL = "claude-haiku-4-5"

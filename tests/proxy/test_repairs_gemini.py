@@ -27,8 +27,8 @@ from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from tests.proxy.helpers import suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
 
 GOOGLE_KEY = "AIza-google-canary-0123456789"
 GEMINI_2 = "gemini-2.5-flash"

@@ -22,8 +22,8 @@ import openai
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from tests.proxy.helpers import suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
 
 KEY = "sk-openai-compatible-test-0123456789"
 UPSTREAMS = ("azure", "deepseek", "groq", "moonshot", "minimax", "openrouter", "vllm")

@@ -26,8 +26,8 @@ from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from tests.proxy.helpers import suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
 
 OPENAI_KEY = "sk-openai-test"
 ANTHROPIC_KEY = "sk-ant-test"

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.proxy.helpers import EchoUpstream
-from tests.servers import free_port, running_server, wait_until_ready
+from tests._support.proxy_e2e import EchoUpstream
+from tests._support.servers import free_port, running_server, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,9 +18,9 @@ import trustme
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.settings import ConfigError, Settings, load_settings
-from tests.proxy.helpers import LogLines, suture
-from tests.servers import running_server
-from tests.tunnel_proxy import TunnelProxy
+from tests._support.proxy_e2e import LogLines, suture
+from tests._support.servers import running_server
+from tests._support.tunnel_proxy import TunnelProxy
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sanitizer" / "golden"
 SEED = json.loads((GOLDEN / "seeds" / "000-openai-chat.json").read_text(encoding="utf-8"))

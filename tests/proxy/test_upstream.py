@@ -22,7 +22,7 @@ from proxy.upstream import (
     forward_headers,
     relay_headers,
 )
-from tests.servers import free_port, running_server
+from tests._support.servers import free_port, running_server
 
 
 def h(*pairs: tuple[str, str]) -> list[tuple[bytes, bytes]]:

@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 
 from proxy.cli import main
 from proxy.server import WORKER_CONFIG_ENV, app_from_env
-from tests.servers import free_port
+from tests._support.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 

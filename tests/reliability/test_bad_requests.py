@@ -13,8 +13,8 @@ import httpx
 import orjson
 import pytest
 
-from tests.proxy.helpers import EchoUpstream, suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import EchoUpstream, suture
+from tests._support.servers import running_server
 
 OPENAI = "/v1/chat/completions"
 ANTHROPIC = "/v1/messages"

@@ -25,9 +25,9 @@ import uvicorn
 
 from proxy.app import build_app
 from proxy.settings import Settings
-from tests.reliability.faulty import ORPHAN, FaultyUpstream
-from tests.reliability.rawhttp import Connection, read_head, request_bytes
-from tests.servers import free_port, wait_until_ready
+from tests._support.faulty_upstream import ORPHAN, FaultyUpstream
+from tests._support.rawhttp import Connection, read_head, request_bytes
+from tests._support.servers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 REQUESTS = int(os.environ.get("LOAD_REQUESTS", "20000"))

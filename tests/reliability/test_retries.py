@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from proxy.settings import ConfigError, Settings, load_settings
-from tests.proxy.helpers import LogLines, suture
-from tests.reliability.faulty import FaultyUpstream
-from tests.servers import free_port
+from tests._support.faulty_upstream import FaultyUpstream
+from tests._support.proxy_e2e import LogLines, suture
+from tests._support.servers import free_port
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sanitizer import APIS, PROVIDERS, SanitizeError, SanitizeResult, sanitize, validate
-from tests.sanitizer.golden_cases import all_cases
-from tests.sanitizer.transcripts import to_anthropic, to_openai
+from tests._support.golden_cases import all_cases
+from tests._support.transcript_strategies import to_anthropic, to_openai
 
 # Every key a dialect branches on, so generated bodies reach past the first shape check.
 _KEYS = st.sampled_from(

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.reliability.faulty import FaultyUpstream
-from tests.servers import free_port, wait_until_ready
+from tests._support.faulty_upstream import FaultyUpstream
+from tests._support.servers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": True}

@@ -15,9 +15,9 @@ import httpx
 import openai
 import pytest
 
-from tests.proxy.helpers import LogLines, suture, wait_for
-from tests.reliability.faulty import FaultyUpstream
-from tests.servers import free_port
+from tests._support.faulty_upstream import FaultyUpstream
+from tests._support.proxy_e2e import LogLines, suture, wait_for
+from tests._support.servers import free_port
 
 try:  # newer anthropic SDKs run on httpx2, whose errors are their own classes
     from httpx2 import TransportError as SdkTransportError

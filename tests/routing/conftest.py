@@ -4,52 +4,23 @@ of them through litellm. litellm takes seconds to import: the session imports it
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
 
 import anthropic
 import openai
 import pytest
 
 from proxy.app import build_app
-from proxy.settings import Settings
-from tests.routing.fakes import ProviderFake
-from tests.servers import running_server
+from tests._support.litellm_routes import CLIENT_KEY, GEMINI_KEY, GEMINI_KEY_ENV, PROVIDERS, Provider, routed_settings
+from tests._support.provider_fakes import ProviderFake
+from tests._support.servers import running_server
 
-# For the litellm tests' pytestmark: found without importing it (that takes seconds).
-NO_LITELLM = pytest.mark.skipif(importlib.util.find_spec("litellm") is None, reason="needs suture[litellm]")
-
-GEMINI_KEY_ENV = "SUTURE_TEST_ROUTING_GEMINI_KEY"
-GEMINI_KEY = "gemini-key-held-by-suture"
-CLIENT_KEY = "sk-client-key"
 # Fake AWS credentials: litellm signs Bedrock requests with SigV4 before they reach the fake.
 _AWS = {
     "AWS_ACCESS_KEY_ID": "AKIAFAKEFAKEFAKEFAKE",
     "AWS_SECRET_ACCESS_KEY": "fake-secret",
     "AWS_REGION_NAME": "us-east-1",
-}
-
-
-@dataclass(frozen=True)
-class Provider:
-    """A provider reached through litellm: its route, the client's model name and its fake."""
-
-    name: str
-    model: str
-    fake: ProviderFake
-    url: str
-
-
-# name -> (wire format, provider rules the fake applies, litellm model template, client's model)
-PROVIDERS: dict[str, tuple[str, str | None, str, str]] = {
-    "anthropic": ("anthropic-messages", "anthropic", "anthropic/{model}", "claude-fake-4"),
-    "gemini": ("gemini", "gemini", "gemini/{model}", "gemini-fake-2.5"),
-    "bedrock": ("bedrock-converse", "bedrock", "bedrock/converse/{model}", "anthropic.claude-fake-v1:0"),
-    "mistral": ("openai-chat", "mistral", "mistral/{model}", "mistral-fake-large"),
-    "compat": ("openai-chat", "deepseek", "openai/{model}", "compat-fake-chat"),
 }
 
 
@@ -77,27 +48,6 @@ def providers(_litellm_env: None) -> Iterator[dict[str, Provider]]:
             fake = ProviderFake(api, rules)
             started[name] = Provider(name, model, fake, stack.enter_context(running_server(fake.app())))
         yield started
-
-
-def routed_settings(providers: dict[str, Provider], **extra: Any) -> Settings:
-    """Routes by model family, each to its provider's fake through litellm."""
-    upstreams: dict[str, Any] = {}
-    for name, (_, rules, template, _) in PROVIDERS.items():
-        upstreams[f"{name}-via-litellm"] = {
-            "protocol": "litellm",
-            "model": template,
-            "api_base": providers[name].url,
-            "provider": rules,
-        }
-    upstreams["gemini-via-litellm"]["api_key_env"] = GEMINI_KEY_ENV
-    routes = [
-        {"match": "claude-*", "upstream": "anthropic-via-litellm"},
-        {"match": "gemini-*", "upstream": "gemini-via-litellm"},
-        {"match": "anthropic.*", "upstream": "bedrock-via-litellm"},
-        {"match": "mistral-*", "upstream": "mistral-via-litellm"},
-        {"match": "compat-fake-chat", "upstream": "compat-via-litellm"},
-    ]
-    return Settings(upstreams=upstreams, routes=routes, **extra)
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ import pytest
 
 from proxy.app import build_app
 from proxy.settings import Settings
-from tests.proxy.helpers import wait_for
-from tests.routing.conftest import NO_LITELLM
-from tests.routing.fakes import ProviderFake
-from tests.servers import running_server
+from tests._support.litellm_routes import NO_LITELLM
+from tests._support.provider_fakes import ProviderFake
+from tests._support.proxy_e2e import wait_for
+from tests._support.servers import running_server
 
 pytestmark = [
     NO_LITELLM,

@@ -10,16 +10,17 @@ import openai
 import pytest
 
 from sanitizer import validate
-from tests.routing.conftest import CLIENT_KEY, GEMINI_KEY, NO_LITELLM, PROVIDERS, Provider
-from tests.routing.fakes import FAIL_MESSAGE
-from tests.routing.test_litellm_responses import TOOLS_RESPONSES, seed_responses
-from tests.routing.test_litellm_routes import (
+from tests._support.litellm_routes import CLIENT_KEY, GEMINI_KEY, NO_LITELLM, PROVIDERS, Provider
+from tests._support.litellm_seeds import (
     CHAT_PROVIDERS,
     TOOLS_CHAT,
     TOOLS_MESSAGES,
+    TOOLS_RESPONSES,
     seed_chat,
     seed_messages,
+    seed_responses,
 )
+from tests._support.provider_fakes import FAIL_MESSAGE
 
 pytestmark = [
     NO_LITELLM,

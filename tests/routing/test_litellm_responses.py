@@ -13,8 +13,14 @@ from typing import Any
 import openai
 import pytest
 
-from tests.routing.conftest import NO_LITELLM, Provider
-from tests.routing.test_litellm_routes import INTERRUPTED, SEED_CALL_ID, assert_repaired_and_accepted
+from tests._support.litellm_routes import NO_LITELLM, Provider
+from tests._support.litellm_seeds import (
+    CORRECTION,
+    SEED_CALL_ID,
+    TOOLS_RESPONSES,
+    assert_repaired_and_accepted,
+    seed_responses,
+)
 
 pytestmark = [
     NO_LITELLM,
@@ -23,17 +29,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Accessing the .* attribute on the instance is deprecated:DeprecationWarning"),
 ]
 
-CORRECTION = "Actually, make it London."
 REPLY = f'Emulated reply. Last user text: "{CORRECTION}"'
-TOOLS_RESPONSES: list[Any] = [
-    {
-        "type": "function",
-        "name": "get_weather",
-        "description": "The weather in a city.",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-        "strict": False,
-    }
-]
 # Providers litellm bridges to: Anthropic's Messages, Gemini, Bedrock Converse, an OpenAI-compatible
 # server's Chat Completions. Mistral's too, but see the xfail below.
 BRIDGED = [
@@ -48,16 +44,6 @@ BRIDGED = [
     ),
     "compat",
 ]
-
-
-def seed_responses(correction: str = CORRECTION) -> list[Any]:
-    """The seed scenario in Responses items: the model's call was interrupted, no output came back."""
-    return [
-        {"type": "message", "role": "user", "content": "What's the weather in Paris?"},
-        {"type": "function_call", "call_id": SEED_CALL_ID, "name": "get_weather", "arguments": '{"city": "Paris"}'},
-        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": INTERRUPTED}]},
-        {"type": "message", "role": "user", "content": correction},
-    ]
 
 
 @pytest.mark.parametrize("name", BRIDGED)

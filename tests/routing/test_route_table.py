@@ -16,8 +16,8 @@ import pytest
 from proxy.app import build_app
 from proxy.routing import build_router
 from proxy.settings import ConfigError, Settings, load_settings
-from tests.proxy.helpers import EchoUpstream, suture
-from tests.servers import running_server
+from tests._support.proxy_e2e import EchoUpstream, suture
+from tests._support.servers import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,8 +217,8 @@ def test_litellm_is_not_imported_until_a_litellm_route_is_used() -> None:
         f"""
         import sys
         import httpx
-        from tests.proxy.helpers import EchoUpstream, suture
-        from tests.servers import running_server
+        from tests._support.proxy_e2e import EchoUpstream, suture
+        from tests._support.servers import running_server
 
         echo = EchoUpstream()
         with running_server(echo.app()) as upstream:

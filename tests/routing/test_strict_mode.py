@@ -12,8 +12,8 @@ import httpx
 
 from proxy.app import build_app
 from proxy.cli import main
-from tests.routing.conftest import NO_LITELLM, Provider, routed_settings
-from tests.servers import running_server
+from tests._support.litellm_routes import NO_LITELLM, Provider, routed_settings
+from tests._support.servers import running_server
 
 pytestmark = NO_LITELLM
 

@@ -13,8 +13,8 @@ import os
 import pytest
 
 from sanitizer import Policy, sanitize, validate, validator_provider
-from tests.sanitizer.golden_cases import Case, all_cases, rewrite
-from tests.sanitizer.invariants import problems
+from tests._support.golden_cases import Case, all_cases, rewrite
+from tests._support.invariants import problems
 
 CASES = all_cases()
 UPDATE = os.environ.get("SUTURE_UPDATE_GOLDEN") == "1"

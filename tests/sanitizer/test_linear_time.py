@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.sanitizer.adversarial import CHECKS, SHAPES, Check, Shape
+from tests._support.adversarial import CHECKS, SHAPES, Check, Shape
 
 pytestmark = pytest.mark.slow
 

@@ -21,8 +21,8 @@ from sanitizer.rules import RULES, violations_reference
 from sanitizer.sanitize import _RULES
 from sanitizer.validation._envelope import resolve
 from sanitizer.validation._registry import NOT_YET_REPAIRED, REGISTRY, UNREPAIRABLE
-from tests.corpus import load_cases
-from tests.sanitizer.golden_cases import all_cases
+from tests._support.corpus import load_cases
+from tests._support.golden_cases import all_cases
 
 
 @dataclass(frozen=True)

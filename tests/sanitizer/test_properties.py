@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from sanitizer import Policy, sanitize, validate
 from sanitizer.dialects import DIALECTS
 from sanitizer.rules import RULES, Context
-from tests.sanitizer.invariants import problems
-from tests.sanitizer.transcripts import (
+from tests._support.invariants import problems
+from tests._support.transcript_strategies import (
     events,
     real_results,
     to_anthropic,

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from sanitizer.rules import DOC_HEADINGS, RULES, Rule
-from tests.sanitizer.golden_cases import GOLDEN, all_cases
+from tests._support.golden_cases import GOLDEN, all_cases
 
 
 def test_codes_and_names_are_unique_and_well_formed() -> None:

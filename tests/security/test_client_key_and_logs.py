@@ -22,10 +22,10 @@ import orjson
 import pytest
 
 import proxy.credentials
-from tests.proxy.helpers import LogLines, suture, wait_for
-from tests.reliability.faulty import FaultyUpstream
-from tests.reliability.rawhttp import request_bytes
-from tests.servers import free_port, wait_until_ready
+from tests._support.faulty_upstream import FaultyUpstream
+from tests._support.proxy_e2e import LogLines, suture, wait_for
+from tests._support.rawhttp import request_bytes
+from tests._support.servers import free_port, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "suture-client-key-3f9c1d"

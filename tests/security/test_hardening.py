@@ -19,9 +19,9 @@ import pytest
 
 from proxy.app import build_app
 from proxy.settings import Settings
-from tests.proxy.helpers import LogLines, suture
-from tests.reliability.faulty import ORPHAN, FaultyUpstream
-from tests.servers import running_asyncio_server, running_server
+from tests._support.faulty_upstream import ORPHAN, FaultyUpstream
+from tests._support.proxy_e2e import LogLines, suture
+from tests._support.servers import running_asyncio_server, running_server
 
 OWN_KEY = "sk-suture-own-upstream-key-5f1e9c"
 CLIENT_KEY = "suture-client-key-a41b7d"
@@ -437,6 +437,6 @@ def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it
         assert client.post("/v1/chat/completions", json=BROKEN_CHAT).status_code == 200
         assert client.post("/v1/chat/completions", json=large).status_code == 200
     loop_thread = threads[0]
-    assert loop_thread.startswith("uvicorn-")  # tests.servers runs each server on such a thread
+    assert loop_thread.startswith("uvicorn-")  # tests._support.servers runs each server on such a thread
     assert threads[1] != loop_thread
     assert Settings().max_body_bytes > transcripts.OFF_LOOP_BYTES

@@ -13,9 +13,9 @@ import pytest
 
 from proxy.logs import JsonFormatter
 from proxy.settings import Settings
-from tests.proxy.helpers import suture
-from tests.reliability.faulty import ORPHAN, FaultyUpstream
-from tests.servers import free_port
+from tests._support.faulty_upstream import ORPHAN, FaultyUpstream
+from tests._support.proxy_e2e import suture
+from tests._support.servers import free_port
 
 CANARIES = {
     "authorization": "Bearer sk-canary-authz-7f3a9",

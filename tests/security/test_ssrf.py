@@ -12,9 +12,9 @@ import httpx
 import orjson
 import pytest
 
-from tests.proxy.helpers import suture
-from tests.reliability.faulty import FaultyUpstream
-from tests.reliability.rawhttp import request_bytes
+from tests._support.faulty_upstream import FaultyUpstream
+from tests._support.proxy_e2e import suture
+from tests._support.rawhttp import request_bytes
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 MESSAGES = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}

@@ -10,8 +10,7 @@ import pytest
 import sanitizer.validation as validation
 from sanitizer._errors import SanitizeError, UnknownAPIError, UnknownProviderError
 from sanitizer.validation import PROVIDERS, Violation, error_envelope, validate
-
-from .builders import aa, anthropic, au, ba, bedrock, btr, btu, bu, chat, oa, ot, ou, tr, tu
+from tests._support.builders import aa, anthropic, au, ba, bedrock, btr, btu, bu, chat, oa, ot, ou, tr, tu
 
 O2 = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."
 ORPHAN = chat(ou(), oa("hi"), ot("c9"))

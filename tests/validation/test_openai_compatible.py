@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from sanitizer.validation import validate
-
-from .builders import chat, oa, osys, ot, ou
+from tests._support.builders import chat, oa, osys, ot, ou
 
 OC = "openai-chat"
 O2 = "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'."

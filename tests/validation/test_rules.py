@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from sanitizer.validation import validate
-
-from .builders import (
+from tests._support.builders import (
     CORRECTION,
     RECOVERY,
     aa,

@@ -1,4 +1,5 @@
-"""Helpers for the proxy's end-to-end tests: a Suture on a real port, a recording upstream, logs."""
+"""Helpers for the proxy's end-to-end tests: a Suture on a real port, a recording upstream, logs,
+and no ambient SUTURE_* settings."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import pytest
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
@@ -23,7 +26,7 @@ from starlette.routing import Route
 from proxy.app import build_app
 from proxy.logs import JsonFormatter
 from proxy.settings import Settings
-from tests.servers import running_server
+from tests._support.servers import running_server
 
 
 @contextlib.contextmanager
@@ -125,6 +128,28 @@ class LogLines(logging.Handler):
             and (event is None or r["event"] == event)
             and all(r.get(k) == v for k, v in match.items())
         ]
+
+
+@contextlib.contextmanager
+def captured_logs() -> Iterator[LogLines]:
+    """Every record of the ``suture.*`` loggers while the block runs, rendered by Suture's JSON formatter."""
+    handler = LogLines()
+    logger = logging.getLogger("suture")
+    previous = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
+def clear_suture_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's own SUTURE_* variables must not leak into the settings under test."""
+    for name in list(os.environ):
+        if name.startswith("SUTURE_"):
+            monkeypatch.delenv(name)
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = 2.0) -> Any:

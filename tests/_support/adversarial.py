@@ -3,7 +3,7 @@
 Each shape is written as abstract events and rendered in every wire format it makes sense for,
 so one damage pattern exercises all five dialects. A :class:`Shape` knows which rule it exercises
 and how many repairs that rule must make at size ``n``, so a timing test can check that the
-input really took the slow path it was built for. Used by ``test_linear_time.py`` and by
+input really took the slow path it was built for. Used by ``tests/sanitizer/test_linear_time.py`` and by
 ``bench/bench_sanitize.py --scaling``.
 """
 

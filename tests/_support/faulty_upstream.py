@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from tests.servers import running_asyncio_server
+from tests._support.servers import running_asyncio_server
 
 ORPHAN = "call_orphan"
 
