@@ -5,9 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
-import logging
 import re
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -19,18 +17,19 @@ from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import gateway
 from .capture import Capturer, CaptureStore
-from .context import ProxyState, RequestContext
-from .errors import exception_handlers, internal_error
 from .http1 import Proxy
-from .logs import access_log, log
 from .metrics import Metrics
 from .redaction import secrets_of
-from .routes import ROUTE_PATHS, routes
-from .routing import build_router
-from .settings import ROUTE_NAMES, ConfigError, Settings
-from .upstream import Signer, Upstream, upstream_ssl_context
+from .routes import table
+from .routes.context import ProxyState
+from .routes.endpoints import fixed_paths, routes
+from .routes.errors import exception_handlers, internal_error
+from .routes.exchange import Exchange
+from .routes.model_routes import build_router
+from .settings import BedrockSettings, ConfigError, Settings
+from .upstreams import via_litellm as gateway
+from .upstreams.native import Signer, Upstream, upstream_ssl_context
 
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # A random prefix per process and a counter: unique like uuid4, without a urandom syscall on
@@ -44,7 +43,7 @@ def build_app(settings: Settings) -> Starlette:
     state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
     state.router = build_router(settings)
     state.secrets = secrets_of(settings, state.router)
-    signer = _bedrock_signer(settings)
+    signers = {p.name: _aws_signer(p, settings) for p in table.providers() if p.upstream_key == "sigv4"}
     try:
         tls = upstream_ssl_context(settings.upstream_ca_file)
     except ValueError as exc:
@@ -55,14 +54,15 @@ def build_app(settings: Settings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        for name in ROUTE_NAMES:
+        for provider in table.providers():
+            name = provider.name
             state.upstreams[name] = Upstream(
                 name,
                 settings.route(name).upstream,
                 timeouts=settings.timeouts,
                 max_connections=settings.max_connections,
                 retries=settings.route(name).retries,
-                sign=signer if name == "bedrock" else None,
+                sign=signers.get(name),
                 ssl_context=tls,
                 proxy=proxy,
             )
@@ -93,12 +93,14 @@ def build_app(settings: Settings) -> Starlette:
                 await upstream.aclose()
             await gateway.aclose()
 
+    served = routes()
+    state.fixed_paths = fixed_paths(served)
     app = SutureApp(
-        routes=routes(),
+        routes=served,
         lifespan=lifespan,
-        middleware=[Middleware(RequestContextMiddleware, metrics=state.metrics)],
+        middleware=[Middleware(RequestContextMiddleware, state=state)],
         exception_handlers=exception_handlers(),
-        metrics=state.metrics,
+        state=state,
     )
     app.state.suture = state
     return app
@@ -113,14 +115,14 @@ class SutureApp(Starlette):
     (templated paths, GET routes, 404s and 405s, lifespan) goes through Starlette as usual.
     """
 
-    def __init__(self, *, metrics: Metrics, **kwargs: Any) -> None:
+    def __init__(self, *, state: ProxyState, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._direct: dict[str, Callable[[Request], Awaitable[ASGIApp]]] = {
             route.path: route.endpoint
             for route in self.router.routes
             if isinstance(route, Route) and route.methods == {"POST"} and "{" not in route.path
         }
-        self._direct_app = RequestContextMiddleware(self._call_endpoint, metrics)
+        self._direct_app = RequestContextMiddleware(self._call_endpoint, state)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] in self._direct:
@@ -145,27 +147,24 @@ class SutureApp(Starlette):
 
 
 class RequestContextMiddleware:
-    """Pure ASGI: gives each request an id and a context, stamps the response headers, and
-    writes the access line and request metrics once the last byte is out (streams included)."""
+    """Pure ASGI: gives each request its :class:`Exchange`, stamps the response headers, and has
+    the exchange write its log line, metrics and capture once the last byte is out (streams included)."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, state: ProxyState) -> None:
         self.app = app
-        self.metrics = metrics
+        self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        ctx = RequestContext(request_id=_request_id(scope))
-        scope["suture"] = ctx
-        started = time.perf_counter()
-        status = 500
+        exchange = Exchange(self.state, scope, _request_id(scope))
+        scope["suture"] = exchange
 
         async def stamped_send(message: Message) -> None:
-            nonlocal status
             if message["type"] == "http.response.start":
-                status = message["status"]
-                ctx.response_started = True
+                exchange.status = message["status"]
+                exchange.response_started = True
                 headers = []
                 for name, value in message.get("headers", []):
                     lowered = name.lower()
@@ -174,51 +173,30 @@ class RequestContextMiddleware:
                         headers.append((b"x-upstream-request-id", value))
                     elif lowered != b"x-suture-repairs":
                         headers.append((name, value))
-                headers.append((b"x-request-id", ctx.request_id.encode()))
-                headers.append((b"x-suture-repairs", str(ctx.repairs_applied).encode()))
+                headers.append((b"x-request-id", exchange.request_id.encode()))
+                headers.append((b"x-suture-repairs", str(exchange.repairs_applied).encode()))
                 message = {**message, "headers": headers}
             await send(message)
 
         try:
             await self.app(scope, receive, stamped_send)
         finally:
-            if ctx.watch is not None:
-                ctx.watch.close()
-            elapsed = time.perf_counter() - started
-            path: str = scope["path"]
-            matched = scope.get("route")
-            # Templated routes (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
-            route = path if path in ROUTE_PATHS else getattr(matched, "path", "other")
-            self.metrics.requests.labels(route, scope["method"], str(status)).inc()
-            self.metrics.request_seconds.labels(route).observe(elapsed)
-            log(
-                access_log,
-                # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
-                logging.DEBUG if route in ("/healthz", "/readyz", "/metrics") else logging.INFO,
-                "request",
-                request_id=ctx.request_id,
-                method=scope["method"],
-                path=path,
-                status=status,
-                duration_ms=round(elapsed * 1000, 1),
-                repairs=ctx.repairs_found,
-                repairs_applied=ctx.repairs_applied,
-                mode=ctx.mode,
-                upstream_status=ctx.upstream_status,
-                outcome=ctx.outcome,
-            )
+            exchange.close()
+            exchange.finish()
 
 
-def _bedrock_signer(settings: Settings) -> Signer | None:
-    """Suture's AWS credentials for the Bedrock route, found once at start-up; raises ConfigError."""
-    if not settings.bedrock.enabled:
+def _aws_signer(provider: table.Provider, settings: Settings) -> Signer | None:
+    """Suture's AWS credentials for a provider it signs for, found once at start-up; raises ConfigError."""
+    cfg = settings.route(provider.name)
+    assert isinstance(cfg, BedrockSettings)
+    if not cfg.enabled:
         return None
     try:
         from .aws import NoCredentialsError, SigV4Signer
     except ImportError:
-        raise ConfigError("bedrock.enabled needs botocore: pip install 'suture[bedrock]'") from None
+        raise ConfigError(f"{provider.name}.enabled needs botocore: pip install 'suture[bedrock]'") from None
     try:
-        return SigV4Signer.from_default_chain(settings.bedrock.region)
+        return SigV4Signer.from_default_chain(cfg.region)
     except NoCredentialsError as exc:
         raise ConfigError(str(exc)) from None
 

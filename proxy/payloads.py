@@ -18,20 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .routes import table
+
 # The fields that hold a transcript in each wire format (Chat/Messages/Converse, Responses, Gemini).
 _TRANSCRIPT_KEYS = ("messages", "input", "contents")
 # Request headers that say which API version a body speaks and hold no secret; all others are dropped.
 SAFE_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
 _REQUEST_LINE = re.compile(r"^(POST|PUT|PATCH|GET) (\S+) HTTP/\d(?:\.\d)?\s*$")
-_API_OF_PATH = (
-    ("/chat/completions", "openai-chat"),
-    ("/messages", "anthropic-messages"),
-    ("/responses", "openai-responses"),
-    (":generatecontent", "gemini"),
-    (":streamgeneratecontent", "gemini"),
-    ("/converse", "bedrock-converse"),
-    ("/converse-stream", "bedrock-converse"),
-)
+# How a request path gives its format away: the route table's markers (`/chat/completions`...).
+_API_OF_PATH = tuple((marker, route.api) for route in table.ROUTES for marker in route.markers)
 
 
 class PayloadError(Exception):

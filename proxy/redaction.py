@@ -13,8 +13,9 @@ import base64
 import urllib.parse
 from collections.abc import Iterable
 
-from .routing import Router
-from .settings import ROUTE_NAMES, Settings
+from .routes import table
+from .routes.model_routes import Router
+from .settings import Settings
 
 # Shorter values match ordinary words: nobody configures a key this short.
 MIN_SECRET_LENGTH = 8
@@ -106,8 +107,8 @@ class StreamMask:
 def secrets_of(settings: Settings, router: Router) -> Secrets:
     """Every secret in ``settings`` and the keys the route table loaded from the environment."""
     values: list[str] = []
-    for name in ROUTE_NAMES:
-        route = settings.route(name)
+    for provider in table.providers():
+        route = settings.route(provider.name)
         for secret in (route.upstream_api_key, route.client_api_key):
             if secret is not None:
                 values.append(secret.get_secret_value())

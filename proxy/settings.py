@@ -15,7 +15,7 @@ import sys
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -25,6 +25,7 @@ from pydantic import (
     FilePath,
     SecretStr,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -39,9 +40,9 @@ from pydantic_settings import (
 
 from sanitizer import PROVIDERS, Policy, PolicyError
 
+from .routes import table
+
 Mode = Literal["repair", "report", "strict"]
-RouteName = Literal["openai", "anthropic", "gemini", "bedrock"]
-ROUTE_NAMES: tuple[RouteName, ...] = ("openai", "anthropic", "gemini", "bedrock")
 
 MiB = 1024 * 1024
 
@@ -146,7 +147,8 @@ class RetrySettings(_Section):
 
 
 class RouteSettings(_Section):
-    """One provider's upstream and how Suture treats its traffic."""
+    """One provider's upstream and how Suture treats its traffic: the section of a provider of the
+    route table (``proxy/routes/table.py``), which also gives its default upstream."""
 
     upstream: str = Field(description="Base URL the provider's paths are appended to.")
     mode: Mode | None = Field(default=None, description="Overrides the global mode for this provider.")
@@ -182,6 +184,10 @@ class RouteSettings(_Section):
             )
         return self
 
+    def serves(self) -> bool:
+        """Whether Suture serves this provider's routes."""
+        return True
+
 
 class BedrockSettings(RouteSettings):
     """Bedrock Converse. A repaired body breaks the client's SigV4 signature, so Suture signs every
@@ -205,8 +211,11 @@ class BedrockSettings(RouteSettings):
     def _default_upstream(cls, data: Any) -> Any:
         if isinstance(data, dict) and "upstream" not in data:
             region = data.get("region", "us-east-1")
-            return {**data, "upstream": f"https://bedrock-runtime.{region}.amazonaws.com"}
+            return {**data, "upstream": table.BEDROCK.default_upstream.replace("{region}", str(region))}
         return data
+
+    def serves(self) -> bool:
+        return self.enabled
 
     @model_validator(mode="after")
     def _client_key_needs_upstream_key(self) -> BedrockSettings:
@@ -311,8 +320,6 @@ class CaptureSettings(_Section):
         return value
 
 
-# Upstream names taken by the built-in sections; a route names `openai` or `anthropic` to reach them.
-_BUILTIN_UPSTREAMS = frozenset(ROUTE_NAMES)
 # The providers whose rules the sanitizer knows, for any wire format.
 _PROVIDERS = frozenset(p for names in PROVIDERS.values() for p in names)
 
@@ -371,10 +378,15 @@ class RouteRule(_Section):
 
 
 _SECRET_FIELDS = ("upstream_api_key", "client_api_key")
+_UPSTREAMS_FIELD: Any = Field(default_factory=dict, description="Named upstreams that routes send requests to.")
+_ROUTES_FIELD = Field(
+    default=(), description="Model-name routes, first match wins; unmatched requests use the sections above."
+)
 
 
-class Settings(BaseSettings):
-    """All of Suture's settings. Build with :func:`load_settings`, or directly in tests."""
+class SettingsBase(BaseSettings):
+    """All of Suture's settings but the providers' sections, which :func:`settings_class` adds
+    from the route table. Build :data:`Settings` with :func:`load_settings`, or directly in tests."""
 
     model_config = SettingsConfigDict(
         env_prefix="SUTURE_",
@@ -410,16 +422,6 @@ class Settings(BaseSettings):
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
     capture: CaptureSettings = CaptureSettings()
-    openai: RouteSettings = RouteSettings(upstream="https://api.openai.com/v1")
-    anthropic: RouteSettings = RouteSettings(upstream="https://api.anthropic.com")
-    gemini: RouteSettings = RouteSettings(upstream="https://generativelanguage.googleapis.com")
-    bedrock: BedrockSettings = BedrockSettings.model_validate({})
-    upstreams: dict[str, UpstreamSettings] = Field(
-        default_factory=dict, description="Named upstreams that routes send requests to."
-    )
-    routes: tuple[RouteRule, ...] = Field(
-        default=(), description="Model-name routes, first match wins; unmatched requests use the sections above."
-    )
 
     @field_validator("upstream_proxy")
     @classmethod
@@ -432,17 +434,18 @@ class Settings(BaseSettings):
             _check_host_and_port(urllib.parse.urlsplit(url), show_host=False)
         return value
 
-    @field_validator("upstreams")
+    @field_validator("upstreams", check_fields=False)
     @classmethod
     def _no_builtin_names(cls, value: dict[str, UpstreamSettings]) -> dict[str, UpstreamSettings]:
+        sections = {provider.name for provider in table.providers()}
         for name in value:
-            if name in _BUILTIN_UPSTREAMS:
+            if name in sections:
                 raise ValueError(f"{name!r} is the built-in `{name}:` section; name this upstream otherwise")
         return value
 
     @model_validator(mode="after")
-    def _routes_name_upstreams(self) -> Settings:
-        known = set(self.upstreams) | {"openai", "anthropic"}
+    def _routes_name_upstreams(self) -> SettingsBase:
+        known = set(self.upstreams) | set(BUILTIN_TARGETS)
         for i, rule in enumerate(self.routes):
             if rule.upstream not in known:
                 raise ValueError(
@@ -462,17 +465,61 @@ class Settings(BaseSettings):
         # The YAML file arrives as init arguments (see load_settings); the environment beats it.
         return (_Environment(settings_cls), init_settings)
 
-    def route(self, name: RouteName) -> RouteSettings:
-        routes: dict[RouteName, RouteSettings] = {
-            "openai": self.openai,
-            "anthropic": self.anthropic,
-            "gemini": self.gemini,
-            "bedrock": self.bedrock,
-        }
-        return routes[name]
+    if TYPE_CHECKING:  # fields that settings_class adds after the providers' sections
+        upstreams: dict[str, UpstreamSettings] = Field(default_factory=dict)
+        routes: tuple[RouteRule, ...] = ()
 
-    def mode_for(self, name: RouteName) -> Mode:
+    def route(self, name: str) -> RouteSettings:
+        """The section of the provider called ``name`` (``openai``...)."""
+        section: RouteSettings = getattr(self, name)
+        return section
+
+    def mode_for(self, name: str) -> Mode:
         return self.route(name).mode or self.mode
+
+
+# The sections a `routes:` rule may name as its upstream: the providers Chat, Responses and
+# Messages requests are routed from (a named upstream speaks one of their two protocols).
+BUILTIN_TARGETS: tuple[Literal["openai", "anthropic"], ...] = ("openai", "anthropic")
+
+
+def _section_class(provider: table.Provider) -> type[RouteSettings]:
+    if provider.upstream_key == "sigv4":
+        return BedrockSettings
+    section: type[RouteSettings] = create_model(
+        f"{provider.name.title()}Settings",
+        __base__=RouteSettings,
+        __module__=__name__,
+        upstream=(str, Field(default=provider.default_upstream, description=_UPSTREAM_DESCRIPTION)),
+    )
+    return section
+
+
+_UPSTREAM_DESCRIPTION = RouteSettings.model_fields["upstream"].description
+
+
+def settings_class(routes: tuple[table.Route, ...] | None = None) -> type[SettingsBase]:
+    """The settings, with one section per provider of ``routes`` (by default the route table's)."""
+    sections: dict[str, Any] = {}
+    for provider in table.providers(routes):
+        section = _section_class(provider)
+        sections[provider.name] = (section, section.model_validate({}))
+    settings: type[SettingsBase] = create_model(
+        "Settings",
+        __base__=SettingsBase,
+        __module__=__name__,
+        __doc__="All of Suture's settings. Build with :func:`load_settings`, or directly in tests.",
+        **sections,
+        upstreams=(dict[str, UpstreamSettings], _UPSTREAMS_FIELD),
+        routes=(tuple[RouteRule, ...], _ROUTES_FIELD),
+    )
+    return settings
+
+
+if TYPE_CHECKING:
+    Settings = SettingsBase
+else:
+    Settings = settings_class()
 
 
 class _NotJSON(ValueError):

@@ -7,6 +7,7 @@ repair log out.
 from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProviderError
 from ._model import Repair, SanitizeResult
 from ._policy import Policy
+from .providers import Api
 from .sanitize import APIS, SANITIZE_PROVIDERS, sanitize, validator_provider
 from .validation import PROVIDERS, Violation, error_envelope, validate
 
@@ -14,6 +15,7 @@ __all__ = [
     "APIS",
     "PROVIDERS",
     "SANITIZE_PROVIDERS",
+    "Api",
     "Policy",
     "PolicyError",
     "Repair",

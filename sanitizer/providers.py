@@ -20,8 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Literal
 
 from ._errors import UnknownAPIError, UnknownProviderError
+
+Api = Literal["openai-chat", "openai-responses", "anthropic-messages", "gemini", "bedrock-converse"]
+"""The wire formats Suture reads, by the names ``sanitize``, ``validate`` and the CLI's ``--api`` take."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from ..routes import table
 from ._common import (
     INVALID,
     OK,
@@ -25,13 +26,11 @@ from ._common import (
     repairable,
 )
 
-_ENDPOINTS = {"openai-chat": "/chat/completions", "anthropic-messages": "/messages", "openai-responses": "/responses"}
-_KEY_ENV = {
-    "openai-chat": "OPENAI_API_KEY",
-    "anthropic-messages": "ANTHROPIC_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-}
+# Each format's endpoint after a base URL: the first route of the route table that serves it.
+_ENDPOINTS: dict[str, str] = {}
+for _route in table.ROUTES:
+    if _route.endpoint is not None:
+        _ENDPOINTS.setdefault(_route.api, _route.endpoint)
 _SHOWN_BYTES = 4096
 _REDACTED = "[redacted]"
 
@@ -89,16 +88,31 @@ def target_url(base: str, api: str, path: str | None = None) -> str:
     return trimmed + "/v1" + endpoint
 
 
-def request_headers(api: str, safe: dict[str, str], extra: list[str]) -> dict[str, str]:
+def provider_at(url: str, api: str) -> table.Provider | None:
+    """The provider of the route table that ``url`` reaches with a body of ``api``: by its host
+    (a provider's own), by its path (one of Suture's), or the format's first."""
+    import httpx
+
+    rows = [r for r in table.ROUTES if r.api == api]
+    parsed = httpx.URL(url)
+    for row in rows:
+        if parsed.host == httpx.URL(row.provider.default_upstream).host:
+            return row.provider
+    for row in rows:
+        if parsed.path in row.paths:
+            return row.provider
+    return rows[0].provider if rows else None
+
+
+def request_headers(api: str, safe: dict[str, str], extra: list[str], url: str = "") -> dict[str, str]:
     headers = {"content-type": "application/json", **safe}
-    key = os.environ.get(_KEY_ENV.get(api, ""), "")
-    if key:
-        if api == "anthropic-messages":
-            headers["x-api-key"] = key
-        elif api == "gemini":
-            headers["x-goog-api-key"] = key
-        else:
+    provider = provider_at(url, api)
+    key = os.environ.get(provider.key_env, "") if provider is not None and provider.key_env else ""
+    if key and provider is not None:
+        if provider.upstream_key == "bearer":
             headers["authorization"] = f"Bearer {key}"
+        elif provider.upstream_key != "sigv4":
+            headers[provider.upstream_key] = key
     if api == "anthropic-messages":
         headers.setdefault("anthropic-version", "2023-06-01")
     for item in extra:
@@ -153,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         if findings.repaired is None:
             raise CommandError(f"{payload.source}: not a valid {payload.api} body: {findings.shape_error}")
         url = target_url(args.to, payload.api, payload.path)
-        headers = request_headers(payload.api, dict(payload.headers), args.header)
+        headers = request_headers(payload.api, dict(payload.headers), args.header, url)
     except CommandError as exc:
         print(f"suture: {exc}", file=sys.stderr)
         return UNUSABLE

@@ -70,7 +70,7 @@ FAULTY_SERVE = """
 import sys
 
 import proxy.app
-import proxy.transcripts
+import proxy.routes.transcripts
 from proxy import cli
 
 
@@ -78,8 +78,8 @@ def boom(*args, **kwargs):
     raise RuntimeError("injected fault")
 
 
-proxy.transcripts.sanitize = boom
-proxy.transcripts.validate = boom
+proxy.routes.transcripts.sanitize = boom
+proxy.routes.transcripts.validate = boom
 if "--fail-at-start" in sys.argv:
     sys.argv.remove("--fail-at-start")
     proxy.app.Upstream = boom

@@ -14,7 +14,7 @@ import pytest
 from starlette.types import Receive, Scope, Send
 
 from proxy.settings import TimeoutSettings
-from proxy.upstream import (
+from proxy.upstreams.native import (
     Upstream,
     UpstreamError,
     UpstreamSigningError,

@@ -314,12 +314,12 @@ def test_no_bad_request_was_ever_a_500(client: httpx.Client) -> None:
 def test_an_unexpected_fault_is_a_provider_shaped_500_with_the_request_id(
     echo: EchoUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import proxy.transcripts
+    import proxy.routes.transcripts
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("internal detail that must not reach the client")
 
-    monkeypatch.setattr(proxy.transcripts, "validate", boom)
+    monkeypatch.setattr(proxy.routes.transcripts, "validate", boom)
     url = echo.url  # type: ignore[attr-defined]
     with suture(anthropic={"upstream": url}, mode="strict") as base, httpx.Client(base_url=base) as client:
         response = client.post(ANTHROPIC, json=MESSAGES, headers={**ANTHROPIC_HEADERS, "x-request-id": "req-500"})

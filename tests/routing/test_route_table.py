@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from proxy.app import build_app
-from proxy.routing import build_router
+from proxy.routes.model_routes import build_router
 from proxy.settings import ConfigError, Settings, load_settings
 from tests._support.proxy_e2e import EchoUpstream, suture
 from tests._support.servers import running_server

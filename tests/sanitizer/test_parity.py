@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from proxy.commands._common import provider_of
-from proxy.routing import _repairable
+from proxy.routes.model_routes import _repairable
 from sanitizer import SanitizeError, sanitize, validate, validator_provider
 from sanitizer.providers import ACCEPTED, TABLE, binding
 from sanitizer.rules import RULES, violations_reference

@@ -21,7 +21,7 @@ import httpx
 import orjson
 import pytest
 
-import proxy.credentials
+import proxy.routes.credentials
 from tests._support.faulty_upstream import FaultyUpstream
 from tests._support.proxy_e2e import LogLines, suture, wait_for
 from tests._support.rawhttp import request_bytes
@@ -50,7 +50,7 @@ def test_requests_without_the_client_key_get_a_provider_shaped_401(
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(proxy.credentials.hmac, "compare_digest", spy)
+    monkeypatch.setattr(proxy.routes.credentials.hmac, "compare_digest", spy)
     keys = {"upstream_api_key": "sk-upstream-own", "client_api_key": KEY}
     anthropic_version = {"anthropic-version": "2023-06-01"}
     with (
@@ -92,7 +92,7 @@ def test_requests_without_the_client_key_get_a_provider_shaped_401(
     # Only requests that presented the key reached the upstream, each with Suture's own key instead.
     assert len(faulty.seen) == 7
     assert all(KEY not in json.dumps(s.headers) for s in faulty.seen)
-    source = inspect.getsource(proxy.credentials.check_client_key)
+    source = inspect.getsource(proxy.routes.credentials.check_client_key)
     assert "compare_digest" in source and "== expected" not in source and "expected ==" not in source
 
 

@@ -419,7 +419,7 @@ def test_a_full_pool_says_the_connection_limit_was_reached(faulty: FaultyUpstrea
 def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it(
     faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import proxy.transcripts as transcripts
+    import proxy.routes.transcripts as transcripts
 
     threads: list[str] = []
     real = transcripts.sanitize

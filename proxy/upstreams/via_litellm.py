@@ -22,9 +22,9 @@ import anyio
 import anyio.to_thread
 import orjson
 
-from .client_watch import ClientWatch
-from .redaction import Secrets
-from .relay import Outcome, StreamedAnswer, UpstreamBroke
+from ..client_watch import ClientWatch
+from ..redaction import Secrets
+from .streamed import Outcome, StreamedAnswer, UpstreamBroke
 
 ClientAPI = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 

@@ -16,16 +16,17 @@ from starlette.types import ASGIApp
 from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
 from sanitizer.validation import validate
 
-from .capture import STRICT_REJECTED, CaptureDraft, safe_headers
-from .client_watch import ClientGone
-from .context import ProxyState, RequestContext, context_of, state_of, watch_client
+from ..capture import CaptureDraft, safe_headers
+from ..client_watch import ClientGone
+from ..logs import log, repair_log
+from ..settings import RouteSettings
+from . import table
 from .credentials import check_client_key, request_secrets
-from .errors import API_OF_ROUTE, error_response
+from .errors import error_response
 from .exchange import Exchange
-from .forwarding import forward
-from .litellm_route import via_litellm
-from .logs import log, repair_log
-from .settings import RouteName
+from .model_routes import PROTOCOL_APIS
+from .send_litellm import via_litellm
+from .send_native import forward
 
 
 class _BodyTooLarge(Exception):
@@ -39,96 +40,90 @@ OFF_LOOP_BYTES = 256 * 1024
 _T = TypeVar("_T")
 
 
-async def proxy_transcript(
-    request: Request,
-    route: RouteName,
-    upstream_path: str,
-    *,
-    api: str = "",
-    routed: bool = False,
-    model: str | None = None,
-) -> ASGIApp:
+async def proxy_transcript(exchange: Exchange, cfg: RouteSettings, upstream_path: str, model: str | None) -> ASGIApp:
     """The request path of every transcript endpoint, from the client's bytes to the upstream's answer.
 
     ``model`` is the model the path names (Gemini's native API), which the body does not."""
-    state, ctx = state_of(request), context_of(request)
-    denied = check_client_key(request, route)
+    request, route, provider = exchange.request, exchange.route, exchange.provider
+    assert request is not None and route is not None and provider is not None
+    denied = check_client_key(request, provider, cfg)
     if denied is not None:
         return denied
     content_type = request.headers.get("content-type")
     if content_type is not None and not _is_json(content_type):
         return error_response(
-            route, 415, f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}"
+            provider, 415, f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}"
         )
-    limit = state.settings.max_body_bytes
+    limit = exchange.state.settings.max_body_bytes
     try:
         raw = await _read_body(request, limit)
     except _BodyTooLarge:
-        return error_response(route, 413, f"the request body is larger than Suture's limit of {limit} bytes")
+        return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
     except ClientDisconnect:
-        ctx.outcome = "client_disconnected"
+        exchange.outcome = "client_disconnected"
         return Response(status_code=400)
     # From here on, a client that leaves cancels whatever its request is waiting on.
-    watch_client(request, state)
+    exchange.watch_client()
     try:
-        return await _repair_and_send(request, state, ctx, route, upstream_path, api, routed, raw, model)
+        return await _repair_and_send(exchange, route, provider, cfg, upstream_path, raw, model)
     except ClientGone as exc:
-        return Exchange.of(request, route, "", None).client_gone(exc.reason)
+        return exchange.client_gone(exc.reason)
 
 
 async def _repair_and_send(
-    request: Request,
-    state: ProxyState,
-    ctx: RequestContext,
-    route: RouteName,
+    exchange: Exchange,
+    route: table.Route,
+    provider: table.Provider,
+    cfg: RouteSettings,
     upstream_path: str,
-    api: str,
-    routed: bool,
     raw: bytes,
     model: str | None,
 ) -> ASGIApp:
+    state = exchange.state
     large = len(raw) > OFF_LOOP_BYTES
 
     try:
-        body = await _off_loop(request, orjson.loads, raw) if large else orjson.loads(raw)
+        body = await _off_loop(exchange, orjson.loads, raw) if large else orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return error_response(route, 400, f"the request body is not valid JSON: {exc}")
+        return error_response(provider, 400, f"the request body is not valid JSON: {exc}")
 
-    mode = state.settings.mode_for(route)
-    ctx.mode = mode
-    api = api or API_OF_ROUTE[route]
+    mode = cfg.mode or state.settings.mode
+    exchange.mode = mode
+    api = route.api
     # The route table (`routes:`) applies to Chat, Responses and Messages requests, by their model.
-    target = state.router.resolve(body.get("model")) if routed and isinstance(body, dict) else None
-    if target is not None and target.protocol != "litellm" and target.protocol != route:
+    target = state.router.resolve(body.get("model")) if route.routed and isinstance(body, dict) else None
+    if target is not None and target.protocol != "litellm" and api not in PROTOCOL_APIS[target.protocol]:
         return error_response(
-            route,
+            provider,
             400,
             f"model {body['model']!r} routes to upstream {target.name!r}, which speaks the {target.protocol} API; "
             "this client's format reaches it only through a litellm upstream",
         )
     if target is not None and target.builtin:
         target = None
-    provider = target.repair_provider(api) if target is not None else None
+    # The core's provider table says which rules bind the body: the route's provider's, or the
+    # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
+    rules_for = target.repair_provider(api) if target is not None else provider.core_name
     try:
         result = (
-            await _off_loop(request, _sanitize, body, api, state.policy, provider, model)
+            await _off_loop(exchange, _sanitize, body, api, state.policy, rules_for, model)
             if large
-            else _sanitize(body, api, state.policy, provider, model)
+            else _sanitize(body, api, state.policy, rules_for, model)
         )
     except SanitizeError as exc:
-        return error_response(route, 400, str(exc))
+        return error_response(provider, 400, str(exc))
     except ClientGone:
         raise
     except Exception:
         # A fault in the sanitizer must not take the agent down: forward as if Suture were absent.
         repair_log.exception(
-            "sanitizer failed; forwarding the request unchanged", extra={"fields": {"request_id": ctx.request_id}}
+            "sanitizer failed; forwarding the request unchanged", extra={"fields": {"request_id": exchange.request_id}}
         )
         result = SanitizeResult(body=body, repairs=[])
 
-    ctx.repairs_found = len(result.repairs)
+    exchange.repairs_found = len(result.repairs)
     for repair in result.repairs:
-        _log_repair(ctx, repair, mode)
+        _log_repair(exchange.request_id, repair, mode)
         state.metrics.repairs.labels(repair.code, repair.rule, mode).inc()
 
     if mode == "strict":
@@ -137,51 +132,50 @@ async def _repair_and_send(
             # validate() resolves the provider through the table as sanitize() and `suture check` do:
             # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
             found = (
-                await _off_loop(request, _validate, body, api, provider, model)
+                await _off_loop(exchange, _validate, body, api, rules_for, model)
                 if large
-                else _validate(body, api, provider, model)
+                else _validate(body, api, rules_for, model)
             )
             problems += [f"{v.rule}: {v.message}" for v in found]
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
-            state.metrics.rejections.labels(route).inc()
+            state.metrics.rejections.labels(provider.name).inc()
             listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
             message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
             if state.capture is not None:
-                draft = _capture_draft(request, route, api, mode, body, None, result.repairs)
-                state.capture.submit(draft.finish(STRICT_REJECTED, rejection=message))
-            return error_response(route, 400, message)
+                exchange.capture = _capture_draft(exchange, cfg, api, mode, body, None, result.repairs)
+                exchange.rejection = message
+            return error_response(provider, 400, message)
 
     if mode == "repair" and result.repairs:
         try:
-            content = await _off_loop(request, orjson.dumps, result.body) if large else orjson.dumps(result.body)
-            ctx.repairs_applied = len(result.repairs)
+            content = await _off_loop(exchange, orjson.dumps, result.body) if large else orjson.dumps(result.body)
+            exchange.repairs_applied = len(result.repairs)
         except orjson.JSONEncodeError:
             # orjson reads 1024 levels of nesting but writes only 254: a body nested between the
             # two goes on as the client sent it, as on a sanitizer fault.
             repair_log.warning(
                 "repaired body nested too deeply to serialise; forwarding the request unchanged",
-                extra={"fields": {"request_id": ctx.request_id}},
+                extra={"fields": {"request_id": exchange.request_id}},
             )
             content = raw
     else:
         # Nothing changed (or report mode): the client's own bytes, so prompt caches and
         # thinking signatures upstream see exactly what the client sent.
         content = raw
-    capture = None
     if state.capture is not None:
         forwarded = result.body if content is not raw else None
-        capture = _capture_draft(request, route, api, mode, body, forwarded, result.repairs)
+        exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
-        return await via_litellm(request, route, api, target, sent, result.restore_ids, capture)
-    return await forward(request, route, upstream_path, content=content, capture=capture, target=target)
+        return await via_litellm(exchange, cfg, api, target, sent, result.restore_ids)
+    return await forward(exchange, cfg, upstream_path, content=content, target=target)
 
 
-async def _off_loop(request: Request, work: Callable[..., _T], *args: Any) -> _T:
+async def _off_loop(exchange: Exchange, work: Callable[..., _T], *args: Any) -> _T:
     """``work(*args)`` in a worker thread; the client's leaving stops the wait (not the thread)."""
-    with watch_client(request):
+    with exchange.watch_client():
         return await anyio.to_thread.run_sync(work, *args)
 
 
@@ -194,11 +188,13 @@ def _validate(body: Any, api: str, provider: str | None, model: str | None) -> l
 
 
 def _capture_draft(
-    request: Request, route: RouteName, api: str, mode: str, body: Any, forwarded: Any, repairs: list[Repair]
+    exchange: Exchange, cfg: RouteSettings, api: str, mode: str, body: Any, forwarded: Any, repairs: list[Repair]
 ) -> CaptureDraft:
+    request, provider = exchange.request, exchange.provider
+    assert request is not None and provider is not None
     return CaptureDraft(
-        request_id=context_of(request).request_id,
-        route=route,
+        request_id=exchange.request_id,
+        route=provider.name,
         path=request.url.path,
         api=api,
         mode=mode,
@@ -206,7 +202,7 @@ def _capture_draft(
         forwarded=forwarded,
         repairs=repairs,
         headers=safe_headers(request.headers.raw),
-        secrets=(*request_secrets(request, route), *state_of(request).secrets.values),
+        secrets=(*request_secrets(request, cfg), *exchange.state.secrets.values),
     )
 
 
@@ -238,12 +234,12 @@ def _describe_repair(repair: Repair) -> str:
     return f"{repair.code} {repair.rule}{place}: {repair.detail}"
 
 
-def _log_repair(ctx: RequestContext, repair: Repair, mode: str) -> None:
+def _log_repair(request_id: str, repair: Repair, mode: str) -> None:
     log(
         repair_log,
         logging.INFO,
         "repair" if mode == "repair" else "repair not applied",
-        request_id=ctx.request_id,
+        request_id=request_id,
         mode=mode,
         code=repair.code,
         rule=repair.rule,

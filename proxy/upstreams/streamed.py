@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from starlette.types import Receive, Scope, Send
 
-from .client_watch import DISCONNECTED, ClientGone, ClientWatch
+from ..client_watch import DISCONNECTED, ClientGone, ClientWatch
 
 Headers = list[tuple[bytes, bytes]]
 

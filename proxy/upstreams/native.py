@@ -14,13 +14,13 @@ from typing import Any
 
 import httpx
 
-from . import http1
-from .client_watch import ClientWatch
-from .http1 import ConnectionPool, Response
-from .logs import log, upstream_log
-from .redaction import Secrets, StreamMask
-from .relay import Outcome, StreamedAnswer, UpstreamBroke
-from .settings import RetrySettings, TimeoutSettings
+from .. import http1
+from ..client_watch import ClientWatch
+from ..http1 import ConnectionPool, Response
+from ..logs import log, upstream_log
+from ..redaction import Secrets, StreamMask
+from ..settings import RetrySettings, TimeoutSettings
+from .streamed import Outcome, StreamedAnswer, UpstreamBroke
 
 # RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
 # our own server; `host` and `content-length` are set anew for the upstream request.

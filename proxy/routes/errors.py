@@ -11,38 +11,27 @@ from starlette.responses import Response
 
 from sanitizer.validation import error_envelope
 
-from .settings import RouteName
-
-# Each route's wire format for errors Suture answers itself. The openai route also serves the
-# Responses API (``openai-responses``), whose error envelope is the same as Chat's.
-API_OF_ROUTE: dict[RouteName, str] = {
-    "openai": "openai-chat",
-    "anthropic": "anthropic-messages",
-    "gemini": "gemini",
-    "bedrock": "bedrock-converse",
-}
+from . import table
 
 
-def error_response(route: RouteName, status: int, message: str) -> Response:
-    """A provider-shaped JSON error for ``route`` ("openai", "anthropic", "gemini" or "bedrock").
+def error_response(provider: table.Provider, status: int, message: str) -> Response:
+    """A JSON error in the shape ``provider``'s clients expect (:attr:`~table.Provider.errors`).
 
     The error's type follows ``status`` in the provider's vocabulary (Anthropic's
     ``authentication_error`` for 401, OpenAI's ``invalid_api_key`` code...).
     """
-    status, body, headers = error_envelope(API_OF_ROUTE[route], route, message, status=status)
+    status, body, headers = error_envelope(provider.errors, provider.core_name, message, status=status)
     return Response(orjson.dumps(body), status_code=status, headers=headers, media_type="application/json")
 
 
-def provider_of(request: Request) -> RouteName:
+def provider_of(request: Request) -> table.Provider:
     """The provider a request that reached no endpoint speaks, judged by its path and headers."""
     path, headers = request.url.path, request.headers
-    if path.startswith("/v1/messages") or "anthropic-version" in headers or "x-api-key" in headers:
-        return "anthropic"
-    if path.startswith("/v1beta/") or "x-goog-api-key" in headers:
-        return "gemini"
-    if path.startswith("/model/"):
-        return "bedrock"
-    return "openai"
+    known = table.providers()
+    for provider in known:
+        if any(path.startswith(sign) if sign[0] == "/" else sign in headers for sign in provider.recognised_by):
+            return provider
+    return known[0]
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -1,4 +1,6 @@
-"""The route table: a request's ``model`` picks its upstream, compiled once at start-up."""
+"""The model routes (``routes:`` in the settings): a request's ``model`` picks its upstream,
+compiled once at start-up. Not to be confused with the native route table (``table.py``), which
+says what each of Suture's paths is."""
 
 from __future__ import annotations
 
@@ -13,9 +15,15 @@ from pydantic import SecretStr
 
 from sanitizer.providers import accepts
 
-from .settings import ConfigError, Settings, key_problem
+from ..settings import BUILTIN_TARGETS, ConfigError, Settings, key_problem
 
 Protocol = Literal["openai", "anthropic", "litellm"]
+
+# The client formats a native upstream of each protocol serves as they are.
+PROTOCOL_APIS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai-chat", "openai-responses"),
+    "anthropic": ("anthropic-messages",),
+}
 
 
 @dataclass(frozen=True)
@@ -72,10 +80,7 @@ class Router:
 def build_router(settings: Settings, environ: Mapping[str, str] | None = None) -> Router:
     """The compiled route table; keys named by ``api_key_env`` are read here. Raises ConfigError."""
     environ = os.environ if environ is None else environ
-    targets: dict[str, Target] = {
-        "openai": Target("openai", "openai", builtin=True),
-        "anthropic": Target("anthropic", "anthropic", builtin=True),
-    }
+    targets: dict[str, Target] = {name: Target(name, name, builtin=True) for name in BUILTIN_TARGETS}
     for name, cfg in settings.upstreams.items():
         key = None
         if cfg.api_key_env is not None:

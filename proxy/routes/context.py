@@ -1,0 +1,42 @@
+"""What the app holds for its lifetime, and what one request carries through the middleware."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+
+from sanitizer import Policy
+
+from ..capture import Capturer
+from ..metrics import Metrics
+from ..redaction import Secrets
+from ..settings import Settings
+from ..upstreams.native import Upstream
+from .model_routes import Router
+
+
+@dataclass
+class ProxyState:
+    """Built once by ``build_app``; the lifespan fills ``upstreams`` and flips ``ready``."""
+
+    settings: Settings
+    policy: Policy
+    metrics: Metrics
+    upstreams: dict[str, Upstream] = field(default_factory=dict)
+    ready: bool = False
+    capture: Capturer | None = None
+    """Set when ``capture.dir`` is; the lifespan runs it."""
+    router: Router = field(default_factory=lambda: Router([]))
+    named_upstreams: dict[str, Upstream] = field(default_factory=dict)
+    """The native upstreams of the route table, by name; the lifespan fills it."""
+    secrets: Secrets = field(default_factory=lambda: Secrets(()))
+    """Every key Suture loaded: masked out of whatever it relays, captures or logs."""
+    fixed_paths: frozenset[str] = frozenset()
+    """Paths without a template: the metrics label them by themselves."""
+
+
+def state_of(request: Request) -> ProxyState:
+    """The app's state, from any request."""
+    state: ProxyState = request.app.state.suture
+    return state

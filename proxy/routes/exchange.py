@@ -1,0 +1,232 @@
+"""One request, from its head to the last byte of its answer, and the one place its end is written down.
+
+The request-context middleware makes an :class:`Exchange` for every request; the endpoint, the
+transcript path and the native or litellm path fill in what they learn (the route row, the
+body, the repairs, the upstream's status, how the answer ended), and nothing is written while
+they run. When the answer is over (streams included), the middleware calls :meth:`Exchange.finish`,
+which writes the log lines, the metrics and the capture, each once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Scope
+
+from ..capture import STRICT_REJECTED, CaptureDraft
+from ..client_watch import ABORT_SCOPE_KEY, DISCONNECTED, ON_DISCONNECT_SCOPE_KEY, STALLED, ClientWatch
+from ..logs import access_log, log, repair_log, upstream_log
+from ..upstreams.streamed import Outcome
+from . import table
+from .context import ProxyState
+
+# Fixed paths are labelled by themselves; templated ones (Gemini's, Bedrock's) by their route's name.
+_QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+@dataclass(eq=False)
+class Exchange:
+    """What Suture knows about one request; ``scope["suture"]``, made by the middleware."""
+
+    state: ProxyState
+    scope: Scope
+    request_id: str
+    started: float = field(default_factory=time.perf_counter)
+    request: Request | None = None
+    """Starlette's view of the request, once an endpoint has one."""
+    route: table.Route | None = None
+    """The native route row, on the transcript paths."""
+    provider: table.Provider | None = None
+    """Whose upstream the request is for, once known: its errors' shape and its metrics' label."""
+    mode: str | None = None
+    repairs_found: int = 0
+    repairs_applied: int = 0
+    capture: CaptureDraft | None = None
+    rejection: str | None = None
+    """Strict mode's refusal, when it refused."""
+    upstream: str | None = None
+    """The upstream's base URL, or a route table upstream's name, once one was chosen."""
+    upstream_status: int | str | None = None
+    """The upstream's status, or why there is none (``unreachable``, ``timeout``...)."""
+    upstream_seconds: float | None = None
+    upstream_failure: str | None = None
+    """Why the upstream gave no answer to relay (``unreachable``, ``timeout``, a refusal's status)."""
+    upstream_error: str | None = None
+    refused_body: bytes = b""
+    """The error Suture relayed for a provider's refusal through litellm, for the capture."""
+    answer: Outcome | None = None
+    """How the relayed answer ended; None when Suture answered itself."""
+    answer_encoding: str = ""
+    status: int = 500
+    """The status the client was sent."""
+    response_started: bool = False
+    outcome: str = "complete"
+    watch: ClientWatch | None = None
+
+    @staticmethod
+    def of(request: Request) -> Exchange:
+        """The exchange of the request an endpoint was handed."""
+        exchange: Exchange = request.scope["suture"]
+        exchange.request = request
+        return exchange
+
+    def watch_client(self) -> ClientWatch:
+        """This request's :class:`ClientWatch`, started on first call: call it once the body is read."""
+        if self.watch is None:
+            assert self.request is not None
+            self.watch = ClientWatch(
+                self.request.receive,
+                send_timeout=self.state.settings.timeouts.client_send,
+                abort=self.scope.get(ABORT_SCOPE_KEY),
+                on_disconnect=self.scope.get(ON_DISCONNECT_SCOPE_KEY),
+            )
+        return self.watch
+
+    def answered(self, status: int, sent: float) -> None:
+        """The upstream's answer began (``sent``: ``perf_counter()`` when the request went)."""
+        self.upstream_seconds = time.perf_counter() - sent
+        self.upstream_status = status
+
+    def no_answer(
+        self, outcome: str, *, status: int | None = None, error: str | None = None, body: bytes = b""
+    ) -> None:
+        """The upstream gave no answer to relay: ``outcome`` (``unreachable``, ``timeout``...), or the
+        ``status`` a provider refused with (litellm), whose error ``body`` is what the client gets."""
+        self.upstream_status = outcome if status is None else status
+        self.upstream_error = error
+        self.refused_body = body
+        self.upstream_failure = outcome
+
+    def ended(self, answer: Outcome, encoding: str = "") -> None:
+        """The relayed answer ended, whole or not."""
+        self.answer, self.answer_encoding = answer, encoding
+        self.outcome = answer.outcome
+
+    def client_gone(self, reason: str) -> Response:
+        """The client left before the answer's first byte."""
+        self.ended(Outcome(reason))
+        # Nobody reads this answer; its status (nginx's "client closed request") is for the access log.
+        return Response(status_code=499)
+
+    def wants_error_body(self, status: int) -> bool:
+        """Whether the capture needs the answer's first bytes (an error answer it will keep)."""
+        return (
+            self.capture is not None
+            and self.state.capture is not None
+            and status >= 400
+            and self.capture.wanted(status)
+        )
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+
+    # ---------------------------------------------------------------- the tail, written once
+
+    def finish(self) -> None:
+        """Write what happened: the upstream's metrics and log lines, the capture, the access line."""
+        elapsed = time.perf_counter() - self.started
+        metrics = self.state.metrics
+        label = self.provider.name if self.provider is not None else ""
+        status = self.upstream_status
+        if status is not None:
+            if self.upstream_seconds is not None:
+                metrics.upstream_seconds.labels(label).observe(self.upstream_seconds)
+                metrics.upstream_responses.labels(label, str(status)).inc()
+            else:
+                self._upstream_failed(label, status)
+            if status == 400 and self.repairs_applied:
+                # The signal for a new rule: Suture repaired what it knows and the provider still said no.
+                log(
+                    repair_log,
+                    logging.WARNING,
+                    "provider still rejected the repaired transcript: a rule Suture does not know yet",
+                    request_id=self.request_id,
+                    upstream=self.upstream,
+                    repairs_applied=self.repairs_applied,
+                    captured=self.capture is not None,
+                )
+        answer = self.answer
+        if answer is not None:
+            if answer.outcome in (DISCONNECTED, STALLED):
+                self._client_left(label, answer.outcome, answer.bytes_sent)
+            elif answer.outcome == "upstream_error":
+                log(
+                    upstream_log,
+                    logging.ERROR,
+                    "provider failed mid-stream; the client got an error event"
+                    if answer.error_event
+                    else "upstream failed mid-response; client connection dropped",
+                    request_id=self.request_id,
+                    upstream=self.upstream,
+                    error=answer.error,
+                    bytes_relayed=answer.bytes_sent,
+                )
+        self._capture(status)
+        self._access_line(elapsed)
+
+    def _upstream_failed(self, label: str, status: int | str) -> None:
+        outcome = self.upstream_failure or str(status)
+        self.state.metrics.upstream_responses.labels(label, outcome).inc()
+        fields = {"error": self.upstream_error} if self.upstream_error is not None else {}
+        log(
+            upstream_log,
+            logging.WARNING,
+            "provider refused" if isinstance(status, int) else "upstream failed",
+            request_id=self.request_id,
+            upstream=self.upstream,
+            outcome=outcome,
+            **fields,
+        )
+
+    def _client_left(self, label: str, reason: str, relayed: int) -> None:
+        self.state.metrics.disconnects.labels(label).inc()
+        log(
+            upstream_log,
+            logging.WARNING,
+            "client disconnected; upstream request cancelled"
+            if reason == DISCONNECTED
+            else "client stopped reading; both connections closed",
+            request_id=self.request_id,
+            upstream=self.upstream,
+            bytes_relayed=relayed,
+        )
+
+    def _capture(self, status: int | str | None) -> None:
+        draft, store = self.capture, self.state.capture
+        if draft is None or store is None:
+            return
+        if self.rejection is not None:
+            store.submit(draft.finish(STRICT_REJECTED, rejection=self.rejection))
+        elif status is not None and draft.wanted(status):
+            head = self.answer.head if self.answer is not None else self.refused_body
+            store.submit(draft.finish(status, head, self.answer_encoding))
+
+    def _access_line(self, elapsed: float) -> None:
+        scope = self.scope
+        path: str = scope["path"]
+        # Templated paths (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
+        route = path if path in self.state.fixed_paths else getattr(scope.get("route"), "path", "other")
+        metrics = self.state.metrics
+        metrics.requests.labels(route, scope["method"], str(self.status)).inc()
+        metrics.request_seconds.labels(route).observe(elapsed)
+        log(
+            access_log,
+            # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
+            logging.DEBUG if path in _QUIET_PATHS else logging.INFO,
+            "request",
+            request_id=self.request_id,
+            method=scope["method"],
+            path=path,
+            status=self.status,
+            duration_ms=round(elapsed * 1000, 1),
+            repairs=self.repairs_found,
+            repairs_applied=self.repairs_applied,
+            mode=self.mode,
+            upstream_status=self.upstream_status,
+            outcome=self.outcome,
+        )
