@@ -500,6 +500,7 @@ _UPSTREAM_DESCRIPTION = RouteSettings.model_fields["upstream"].description
 
 def settings_class(routes: tuple[table.Route, ...] | None = None) -> type[SettingsBase]:
     """The settings, with one section per provider of ``routes`` (by default the route table's)."""
+    table.check(routes or table.ROUTES)
     sections: dict[str, Any] = {}
     for provider in table.providers(routes):
         section = _section_class(provider)
