@@ -93,7 +93,7 @@ def build_app(settings: Settings) -> Starlette:
                 await upstream.aclose()
             await gateway.aclose()
 
-    served = routes()
+    served = routes(settings)
     state.fixed_paths = fixed_paths(served)
     app = SutureApp(
         routes=served,
@@ -181,7 +181,6 @@ class RequestContextMiddleware:
         try:
             await self.app(scope, receive, stamped_send)
         finally:
-            exchange.close()
             exchange.finish()
 
 

@@ -54,6 +54,8 @@ class ClientWatch:
     ) -> None:
         self.gone: str | None = None
         self._loop = asyncio.get_running_loop()
+        self.clock = self._loop.time
+        """The clock :attr:`sending_since` is read on."""
         self._send_timeout = send_timeout
         self._abort = abort
         self._guarded: asyncio.Task[object] | None = None
@@ -112,9 +114,9 @@ class ClientWatch:
             raise ClientGone(self.gone or DISCONNECTED) from None
 
     def sending(self) -> None:
-        """Called as a send to the client starts (``sending_since`` goes back to None once it is
-        done): a send still waiting on the client after ``send_timeout`` ends the exchange. An
-        attribute, not a wrapping coroutine: this runs for every chunk of every answer."""
+        """Called as the first send to the client starts; the next ones set ``sending_since`` to
+        :attr:`clock`'s time themselves (and each back to None once done). A send still waiting on
+        the client after ``send_timeout`` ends the exchange."""
         if not self._clocked and self._send_timeout is not None and not self._closed:
             self._clocked = True
             _SendClock.of(self._loop, self._send_timeout).watches.add(self)

@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
+from ..settings import Settings
 from . import table
 from .context import state_of
 from .credentials import check_client_key
@@ -21,14 +22,15 @@ from .transcripts import proxy_transcript
 _MODELS_PATHS = {"openai": "/models", "anthropic": "/v1/models"}
 
 
-def transcript_endpoint(route: table.Route) -> Callable[[Request], Awaitable[ASGIApp]]:
+def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Request], Awaitable[ASGIApp]]:
     """The endpoint of one row of the route table."""
+    cfg = settings.route(route.provider.name)
+    served = cfg.serves()
 
     async def endpoint(request: Request) -> ASGIApp:
         exchange = Exchange.of(request)
         exchange.route, exchange.provider = route, route.provider
-        cfg = exchange.state.settings.route(route.provider.name)
-        if not cfg.serves():
+        if not served:
             return error_response(
                 route.provider,
                 404,
@@ -78,10 +80,12 @@ async def metrics(request: Request) -> Response:
     return Response(state.metrics.render(), headers={"content-type": state.metrics.content_type})
 
 
-def routes(rows: tuple[table.Route, ...] | None = None) -> list[BaseRoute]:
+def routes(settings: Settings, rows: tuple[table.Route, ...] | None = None) -> list[BaseRoute]:
     """Starlette's routes: one per path of each row of ``rows`` (the route table's by default), and Suture's own."""
     served: list[BaseRoute] = [
-        Route(path, transcript_endpoint(row), methods=["POST"]) for row in rows or table.ROUTES for path in row.paths
+        Route(path, transcript_endpoint(row, settings), methods=["POST"])
+        for row in rows or table.ROUTES
+        for path in row.paths
     ]
     return [
         *served,

@@ -40,7 +40,7 @@ async def forward(
         # Masking a key the provider quotes needs the answer's bytes as they are, not compressed.
         replace["accept-encoding"] = "identity"
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
-    watch = exchange.watch_client()
+    watch = exchange.watch or exchange.watch_client()
     exchange.upstream = upstream.base_url
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
     sent = time.perf_counter()

@@ -8,7 +8,7 @@ import re
 import ssl
 import urllib.parse
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Set
 from pathlib import Path
 from typing import Any
 
@@ -107,36 +107,44 @@ _NOT_FORWARDED_BYTES = frozenset(name.encode() for name in _NOT_FORWARDED)
 _NOT_RELAYED_BYTES = frozenset(name.encode() for name in _NOT_RELAYED)
 
 
-def _connection_tokens(lowered: list[tuple[bytes, bytes, bytes]]) -> set[bytes]:
+def _connection_tokens(values: list[bytes]) -> set[bytes]:
     # Headers named in `Connection` are hop-by-hop too (RFC 9110 §7.6.1).
-    tokens: set[bytes] = set()
-    for low, _, value in lowered:
+    return {t.strip().lower() for value in values for t in value.split(b",") if t.strip()}
+
+
+def _kept(
+    headers: Iterable[tuple[bytes, bytes]], dropped: Set[bytes]
+) -> tuple[list[tuple[bytes, bytes, bytes]], list[bytes]]:
+    """The headers whose lowered names are not in ``dropped``, as (lowered, name, value), and the
+    values of the ``Connection`` headers; one pass, each name lowered once (this runs twice per
+    request, on every header)."""
+    kept = []
+    connection = []
+    for name, value in headers:
+        low = name.lower()
         if low == b"connection":
-            tokens.update(t.strip().lower() for t in value.split(b",") if t.strip())
-    return tokens
-
-
-def _lowered(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes, bytes]]:
-    # Each name lowered once: this runs twice per request, on every header.
-    return [(name.lower(), name, value) for name, value in headers]
+            connection.append(value)
+        if low not in dropped:
+            kept.append((low, name, value))
+    return kept, connection
 
 
 def forward_headers(
     client: Iterable[tuple[bytes, bytes]], *, drop: Iterable[str] = (), replace: dict[str, str] | None = None
 ) -> Headers:
     """The client's headers as they go upstream: hop-by-hop and ``drop`` removed, ``replace`` set."""
-    lowered = _lowered(client)
     replaced = {k.lower().encode("latin-1"): v.encode("latin-1") for k, v in (replace or {}).items()}
-    dropped = _NOT_FORWARDED_BYTES | set(replaced)
+    dropped = _NOT_FORWARDED_BYTES | replaced.keys()
     if drop:
         dropped |= {d.lower().encode("latin-1") for d in drop}
-    if any(low == b"connection" for low, _, _ in lowered):
-        dropped |= _connection_tokens(lowered)
-    out = [(name, value) for low, name, value in lowered if low not in dropped]
+    kept, connection = _kept(client, dropped)
+    if connection:
+        named = _connection_tokens(connection) - dropped
+        if named:
+            kept = [header for header in kept if header[0] not in named]
+    out = [(name, value) for _, name, value in kept]
     out.extend(replaced.items())
-    if b"accept-encoding" not in replaced and not any(
-        low == b"accept-encoding" for low, _, _ in lowered if low not in dropped
-    ):
+    if b"accept-encoding" not in replaced and not any(header[0] == b"accept-encoding" for header in kept):
         # Bytes are relayed as the upstream encodes them: a client that asked for no encoding
         # must get none, and an upstream free to choose might compress anyway.
         out.append((b"accept-encoding", b"identity"))
@@ -145,19 +153,24 @@ def forward_headers(
 
 def relay_headers(upstream: Response) -> Headers:
     """The upstream's response headers as they go to the client."""
-    lowered = _lowered(upstream.headers)
-    dropped = _NOT_RELAYED_BYTES
-    if any(low == b"connection" for low, _, _ in lowered):
-        dropped = dropped | _connection_tokens(lowered)
+    kept, connection = _kept(upstream.headers, _NOT_RELAYED_BYTES)
+    dropped: set[bytes] = _connection_tokens(connection) if connection else set()
     if upstream.status_code in (204, 304):
         # No body follows either (RFC 9110 §6.4.1); a Content-Length there (a 304 may carry
         # the 200's) would have the server wait for, or refuse, a body that never comes.
-        dropped = dropped | {b"content-length"}
-    content_type = next((value for low, _, value in lowered if low == b"content-type"), b"")
-    if _is_stream_type(content_type):
-        dropped = dropped | _SSE_HEADER_NAMES
-        return [(n, v) for low, n, v in lowered if low not in dropped] + _SSE_HEADER_PAIRS
-    return [(n, v) for low, n, v in lowered if low not in dropped]
+        dropped.add(b"content-length")
+    content_type = b""
+    for low, _, value in kept:
+        if low == b"content-type":
+            content_type = value
+            break
+    stream = _is_stream_type(content_type)
+    if stream:
+        dropped |= _SSE_HEADER_NAMES
+    out = (
+        [(name, value) for low, name, value in kept if low not in dropped] if dropped else [(n, v) for _, n, v in kept]
+    )
+    return out + _SSE_HEADER_PAIRS if stream else out
 
 
 def _is_stream_type(content_type: bytes) -> bool:

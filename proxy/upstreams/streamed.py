@@ -71,6 +71,10 @@ class StreamedAnswer:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         result = Outcome()
         watch = self.watch
+        # Each send is stamped (sending_since) as it starts and cleared when it is done; the
+        # first stamp starts the clock that times them. Stamped here, not through a method:
+        # this runs for every chunk of every answer.
+        now = watch.clock
         try:
             with watch:
                 watch.sending()
@@ -91,17 +95,17 @@ class StreamedAnswer:
                         if broke.last is None:
                             return
                         result.error_event = True
-                        watch.sending()
+                        watch.sending_since = now()
                         await send({"type": "http.response.body", "body": broke.last, "more_body": True})
                         watch.sending_since = None
                         break
                     if len(result.head) < self.keep_head:
                         result.head += chunk[: self.keep_head - len(result.head)]
-                    watch.sending()
+                    watch.sending_since = now()
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
                     watch.sending_since = None
                     result.bytes_sent += len(chunk)
-                watch.sending()
+                watch.sending_since = now()
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 watch.sending_since = None
         except ClientGone as exc:

@@ -29,7 +29,7 @@ def _litellm_env() -> Iterator[None]:
     saved = {k: os.environ.get(k) for k in [*_AWS, GEMINI_KEY_ENV]}
     os.environ.update(_AWS)
     os.environ[GEMINI_KEY_ENV] = GEMINI_KEY
-    from proxy import gateway
+    from proxy.upstreams import via_litellm as gateway
 
     gateway._import_litellm()  # once, before any server's first request waits on it
     yield

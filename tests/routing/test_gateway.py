@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from proxy import gateway
+from proxy.upstreams import via_litellm as gateway
 
 RESTORE = {"aB3dE5gH7": "call_client_own_id"}
 
