@@ -57,14 +57,6 @@ class SutureHttpProtocol(HttpToolsProtocol):
         else:
             super().send_400_response(msg)
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        self._head_open = True
-        if self._on_lost is None:
-            self._on_lost = set()
-        self.scope[ABORT_SCOPE_KEY] = self.transport.abort  # type: ignore[literal-required]
-        self.scope[ON_DISCONNECT_SCOPE_KEY] = self._on_lost  # type: ignore[literal-required]
-
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         for callback in list(self._on_lost or ()):
@@ -84,6 +76,12 @@ class SutureHttpProtocol(HttpToolsProtocol):
             self._too_many = f"a request line and headers over {MAX_HEAD_BYTES} bytes"
         if self._too_many:
             raise _HeadTooLarge
+        if self._on_lost is None:
+            self._on_lost = set()
+        # The scope uvicorn made for this request as its message began; the app reads them.
+        scope = self.scope
+        scope[ABORT_SCOPE_KEY] = self.transport.abort  # type: ignore[literal-required]
+        scope[ON_DISCONNECT_SCOPE_KEY] = self._on_lost  # type: ignore[literal-required]
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

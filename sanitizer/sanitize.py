@@ -63,8 +63,8 @@ def sanitize(
     if (
         len(rules) == len(_RULES[(api, None)])
         and dialect.looks_clean(body)
-        and not _wants_signatures(api, body, policy, model)
-        and not _refused_prefill(api, body, policy, model)
+        and (api != "gemini" or not _wants_signatures(body, policy, model))
+        and (api != "anthropic-messages" or not _refused_prefill(body, policy, model))
     ):
         return SanitizeResult(body)
     transcript = dialect.parse(body)
@@ -78,22 +78,17 @@ def sanitize(
     return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
 
 
-def _wants_signatures(api: str, body: dict[str, Any], policy: Policy, model: str | None) -> bool:
+def _wants_signatures(body: dict[str, Any], policy: Policy, model: str | None) -> bool:
     # A Gemini 3 transcript without thought signatures is a valid Gemini 2 one: only the model,
     # which a native body does not name, tells them apart, so looks_clean cannot. Looked for
     # apart, and only for those models, so every other clean body keeps its single cheap pass.
-    return (
-        api == "gemini"
-        and policy.missing_thought_signature == "dummy"
-        and signature_required(model)
-        and unsigned_calls(body)
-    )
+    return policy.missing_thought_signature == "dummy" and signature_required(model) and unsigned_calls(body)
 
 
-def _refused_prefill(api: str, body: dict[str, Any], policy: Policy, model: str | None) -> bool:
+def _refused_prefill(body: dict[str, Any], policy: Policy, model: str | None) -> bool:
     # A valid prefill on one model is a 400 on another, and the policy decides whether it goes:
     # neither is the body's to say, so looks_clean cannot. One look at the last message.
-    if api != "anthropic-messages" or policy.trailing_assistant == "keep":
+    if policy.trailing_assistant == "keep":
         return False
     messages = body.get("messages")
     last = messages[-1] if type(messages) is list and messages else None

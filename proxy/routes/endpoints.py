@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
+from ..client_watch import ClientGone
 from ..settings import Settings
 from . import table
 from .context import state_of
@@ -26,6 +27,7 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
     """The endpoint of one row of the route table."""
     cfg = settings.route(route.provider.name)
     served = cfg.serves()
+    limit = settings.max_body_bytes
 
     async def endpoint(request: Request) -> ASGIApp:
         exchange = Exchange.of(request)
@@ -45,10 +47,55 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
         # Templated routes forward the path as the client sent it (raw, so a Bedrock model id's
         # ':' stays %3A as boto3 escaped it: the path is part of the signature).
         upstream_path = route.upstream_path if route.upstream_path is not None else raw_path(request)
-        return await proxy_transcript(exchange, cfg, upstream_path, model)
+        provider = route.provider
+        denied = check_client_key(request, provider, cfg)
+        if denied is not None:
+            return denied
+        content_type = request.headers.get("content-type")
+        if content_type is not None and not _is_json(content_type):
+            return error_response(
+                provider,
+                415,
+                f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}",
+            )
+        try:
+            raw = await _read_body(request, limit)
+        except _BodyTooLarge:
+            return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
+        except ClientDisconnect:
+            exchange.outcome = "client_disconnected"
+            return Response(status_code=400)
+        # From here on, a client that leaves cancels whatever its request is waiting on.
+        exchange.watch_client()
+        try:
+            return await proxy_transcript(exchange, cfg, raw, upstream_path, model)
+        except ClientGone as exc:
+            return exchange.client_gone(exc.reason)
 
     endpoint.__name__ = route.name
     return endpoint
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def _is_json(content_type: str) -> bool:
+    # No Content-Type at all is taken as JSON; any other type is a mistake (curl -d sends a form type).
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _BodyTooLarge
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _BodyTooLarge
+    return bytes(body)
 
 
 async def models(request: Request) -> ASGIApp:

@@ -31,7 +31,7 @@ _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 _DONE: Scope = {"type": "http", "path": "", "method": ""}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Exchange:
     """What Suture knows about one request; ``scope["suture"]``, made by the middleware."""
 
@@ -170,7 +170,28 @@ class Exchange:
                 )
         if self.capture is not None:
             self._capture(self.capture, status)
-        self._access_line(elapsed)
+        scope = self.scope
+        path: str = scope["path"]
+        # Templated paths (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
+        route = path if path in self.state.fixed_paths else getattr(scope.get("route"), "path", "other")
+        metrics.requests.labels(route, scope["method"], str(self.status)).inc()
+        metrics.request_seconds.labels(route).observe(elapsed)
+        log(
+            access_log,
+            # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
+            logging.DEBUG if path in _QUIET_PATHS else logging.INFO,
+            "request",
+            request_id=self.request_id,
+            method=scope["method"],
+            path=path,
+            status=self.status,
+            duration_ms=round(elapsed * 1000, 1),
+            repairs=self.repairs_found,
+            repairs_applied=self.repairs_applied,
+            mode=self.mode,
+            upstream_status=self.upstream_status,
+            outcome=self.outcome,
+        )
         # The scope holds this exchange, and this exchange the scope and the request: a cycle
         # only the garbage collector would free, for every request (17% more CPU per request
         # under load, measured). Broken here, once nothing reads them any more.
@@ -213,28 +234,3 @@ class Exchange:
         elif status is not None and draft.wanted(status):
             head = self.answer.head if self.answer is not None else self.refused_body
             store.submit(draft.finish(status, head, self.answer_encoding))
-
-    def _access_line(self, elapsed: float) -> None:
-        scope = self.scope
-        path: str = scope["path"]
-        # Templated paths (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
-        route = path if path in self.state.fixed_paths else getattr(scope.get("route"), "path", "other")
-        metrics = self.state.metrics
-        metrics.requests.labels(route, scope["method"], str(self.status)).inc()
-        metrics.request_seconds.labels(route).observe(elapsed)
-        log(
-            access_log,
-            # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
-            logging.DEBUG if path in _QUIET_PATHS else logging.INFO,
-            "request",
-            request_id=self.request_id,
-            method=scope["method"],
-            path=path,
-            status=self.status,
-            duration_ms=round(elapsed * 1000, 1),
-            repairs=self.repairs_found,
-            repairs_applied=self.repairs_applied,
-            mode=self.mode,
-            upstream_status=self.upstream_status,
-            outcome=self.outcome,
-        )

@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from sanitizer import Api
-from sanitizer.providers import accepts
+from sanitizer.providers import accepts, binding
 
 UpstreamKey = Literal["bearer", "x-api-key", "x-goog-api-key", "sigv4"]
 """How Suture's own upstream key is sent: ``Authorization: Bearer``, an ``x-api-key`` or
@@ -87,6 +88,12 @@ class Route:
         """The upstream path after an SDK's base URL, whether or not that base URL ends in ``/v1``
         (``suture replay --to`` takes either)."""
         return None if self.upstream_path is None else self.upstream_path.removeprefix("/v1")
+
+    @cached_property
+    def rules_provider(self) -> str | None:
+        """The provider to pass to ``sanitize``/``validate``: None when it is the format's own."""
+        own = binding(self.api, None).provider
+        return None if self.provider.core_name == own else self.provider.core_name
 
     @property
     def markers(self) -> tuple[str, ...]:

@@ -9,8 +9,6 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 import orjson
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
@@ -20,18 +18,12 @@ from ..capture import CaptureDraft, safe_headers
 from ..client_watch import ClientGone
 from ..logs import log, repair_log
 from ..settings import RouteSettings
-from . import table
-from .credentials import check_client_key, request_secrets
+from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import PROTOCOL_APIS
 from .send_litellm import via_litellm
 from .send_native import forward
-
-
-class _BodyTooLarge(Exception):
-    pass
-
 
 # Bodies past this size are parsed, repaired and serialised in a worker thread: a coding agent's
 # multi-megabyte transcript takes tens of milliseconds to repair, which on the event loop would
@@ -40,45 +32,16 @@ OFF_LOOP_BYTES = 256 * 1024
 _T = TypeVar("_T")
 
 
-async def proxy_transcript(exchange: Exchange, cfg: RouteSettings, upstream_path: str, model: str | None) -> ASGIApp:
-    """The request path of every transcript endpoint, from the client's bytes to the upstream's answer.
+async def proxy_transcript(
+    exchange: Exchange, cfg: RouteSettings, raw: bytes, upstream_path: str, model: str | None
+) -> ASGIApp:
+    """A transcript's way from the client's bytes (``raw``, read whole) to the upstream's answer:
+    parse, route by model, repair, judge (strict mode), capture, send. Raises ClientGone when the
+    client leaves while its body is repaired off the event loop.
 
     ``model`` is the model the path names (Gemini's native API), which the body does not."""
-    request, route, provider = exchange.request, exchange.route, exchange.provider
-    assert request is not None and route is not None and provider is not None
-    denied = check_client_key(request, provider, cfg)
-    if denied is not None:
-        return denied
-    content_type = request.headers.get("content-type")
-    if content_type is not None and not _is_json(content_type):
-        return error_response(
-            provider, 415, f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}"
-        )
-    limit = exchange.state.settings.max_body_bytes
-    try:
-        raw = await _read_body(request, limit)
-    except _BodyTooLarge:
-        return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
-    except ClientDisconnect:
-        exchange.outcome = "client_disconnected"
-        return Response(status_code=400)
-    # From here on, a client that leaves cancels whatever its request is waiting on.
-    exchange.watch_client()
-    try:
-        return await _repair_and_send(exchange, route, provider, cfg, upstream_path, raw, model)
-    except ClientGone as exc:
-        return exchange.client_gone(exc.reason)
-
-
-async def _repair_and_send(
-    exchange: Exchange,
-    route: table.Route,
-    provider: table.Provider,
-    cfg: RouteSettings,
-    upstream_path: str,
-    raw: bytes,
-    model: str | None,
-) -> ASGIApp:
+    route, provider = exchange.route, exchange.provider
+    assert route is not None and provider is not None
     state = exchange.state
     large = len(raw) > OFF_LOOP_BYTES
 
@@ -103,7 +66,7 @@ async def _repair_and_send(
         target = None
     # The core's provider table says which rules bind the body: the route's provider's, or the
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
-    rules_for = target.repair_provider(api) if target is not None else provider.core_name
+    rules_for = target.repair_provider(api) if target is not None else route.rules_provider
     try:
         result = (
             await _off_loop(exchange, _sanitize, body, api, state.policy, rules_for, model)
@@ -204,24 +167,6 @@ def _capture_draft(
         headers=safe_headers(request.headers.raw),
         secrets=(*request_secrets(request, cfg), *exchange.state.secrets.values),
     )
-
-
-def _is_json(content_type: str) -> bool:
-    # No Content-Type at all is taken as JSON; any other type is a mistake (curl -d sends a form type).
-    media = content_type.partition(";")[0].strip().lower()
-    return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise _BodyTooLarge
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise _BodyTooLarge
-    return bytes(body)
 
 
 def _describe_repair(repair: Repair) -> str:

@@ -18,7 +18,7 @@ from ..client_watch import DISCONNECTED, ClientGone, ClientWatch
 Headers = list[tuple[bytes, bytes]]
 
 
-@dataclass
+@dataclass(slots=True)
 class Outcome:
     """How an answer ended: ``complete``, ``client_disconnected``, ``client_stalled`` or ``upstream_error``."""
 
