@@ -51,9 +51,11 @@ class ClientWatch:
         send_timeout: float | None = None,
         abort: Callable[[], None] | None = None,
         on_disconnect: set[Callable[[], None]] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.gone: str | None = None
-        self._loop = asyncio.get_running_loop()
+        # Python 3.11 asks the kernel for its pid on every get_running_loop(): given when known.
+        self._loop = loop or asyncio.get_running_loop()
         self.clock = self._loop.time
         """The clock :attr:`sending_since` is read on."""
         self._send_timeout = send_timeout
@@ -61,7 +63,7 @@ class ClientWatch:
         self._guarded: asyncio.Task[object] | None = None
         # The request's own task, where everything the watch guards runs (the endpoint, then its
         # answer): looked up once, not on every `with`.
-        self._task: asyncio.Task[object] | None = asyncio.current_task()
+        self._task: asyncio.Task[object] | None = asyncio.current_task(self._loop)
         self._cancelling = False
         self.sending_since: float | None = None
         self._clocked = False

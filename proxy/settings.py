@@ -38,7 +38,8 @@ from pydantic_settings import (
     SettingsError,
 )
 
-from sanitizer import PROVIDERS, Policy, PolicyError
+from sanitizer import Policy, PolicyError
+from sanitizer.providers import ACCEPTED
 
 from .routes import table
 
@@ -320,8 +321,8 @@ class CaptureSettings(_Section):
         return value
 
 
-# The providers whose rules the sanitizer knows, for any wire format.
-_PROVIDERS = frozenset(p for names in PROVIDERS.values() for p in names)
+# Every provider name the core's provider table takes, for any format: what sanitize() and validate() take.
+_PROVIDERS = frozenset(p for names in ACCEPTED.values() for p in names)
 
 
 class UpstreamSettings(_Section):

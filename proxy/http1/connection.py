@@ -26,7 +26,11 @@ class Connection(asyncio.Protocol):
     it idle, or counts it closed); ``write_timeout`` bounds each wait on the upstream to take more
     of a request too large for the socket's buffers (None: no limit)."""
 
-    def __init__(self, release: Callable[[Connection], None], write_timeout: float | None) -> None:
+    def __init__(
+        self, release: Callable[[Connection], None], write_timeout: float | None, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        self.loop = loop
+        """The event loop the connection lives on: asked once, not on every request."""
         self._release = release
         self._write_timeout = write_timeout
         self.transport: asyncio.Transport | None = None
@@ -112,7 +116,7 @@ class Connection(asyncio.Protocol):
         self._write_paused = True
         timeout = self._write_timeout
         if self.response is not None and timeout is not None and self._write_timer is None:
-            self._write_timer = asyncio.get_running_loop().call_later(timeout, self._write_timed_out)
+            self._write_timer = self.loop.call_later(timeout, self._write_timed_out)
 
     def resume_writing(self) -> None:
         self._write_paused = False

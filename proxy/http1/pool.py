@@ -209,7 +209,7 @@ class ConnectionPool:
                     if self.proxy is not None and self.ssl_context is not None:
                         await open_tunnel(sock, self.proxy, self.host, self.port)
                     _, connection = await loop.create_connection(
-                        lambda: Connection(self._release, self.write_timeout),
+                        lambda: Connection(self._release, self.write_timeout, loop),
                         sock=sock,
                         ssl=self.ssl_context,
                         server_hostname=self.host if self.ssl_context is not None else None,
@@ -231,7 +231,7 @@ class ConnectionPool:
             connection.abort()
             self._open -= 1
         else:
-            connection.idle_since = asyncio.get_running_loop().time()
+            connection.idle_since = connection.loop.time()
             self._idle.append(connection)
         self._wake_waiter()
 

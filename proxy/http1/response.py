@@ -26,6 +26,8 @@ _HIGH_WATER = 256 * 1024
 class Wire(Protocol):
     """The connection an answer arrives on, as far as the answer calls it."""
 
+    loop: asyncio.AbstractEventLoop
+
     def abort(self) -> None: ...
     def pause(self) -> None: ...
     def resume(self) -> None: ...
@@ -124,7 +126,7 @@ class Response:
             await self._wait()
 
     async def _wait(self) -> None:
-        loop = asyncio.get_running_loop()
+        loop = self._connection.loop
         waiter = self._waiter = loop.create_future()
         timer = None if self._read_timeout is None else loop.call_later(self._read_timeout, self._timed_out, waiter)
         try:

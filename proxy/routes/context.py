@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 from starlette.requests import Request
@@ -32,6 +33,8 @@ class ProxyState:
     """The native upstreams of the route table, by name; the lifespan fills it."""
     secrets: Secrets = field(default_factory=lambda: Secrets(()))
     """Every key Suture loaded: masked out of whatever it relays, captures or logs."""
+    loop: asyncio.AbstractEventLoop | None = None
+    """The event loop the lifespan runs on, which serves every request."""
     fixed_paths: frozenset[str] = frozenset()
     """Paths without a template: the metrics label them by themselves."""
 

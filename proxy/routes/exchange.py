@@ -86,6 +86,7 @@ class Exchange:
                 send_timeout=self.state.settings.timeouts.client_send,
                 abort=self.scope.get(ABORT_SCOPE_KEY),
                 on_disconnect=self.scope.get(ON_DISCONNECT_SCOPE_KEY),
+                loop=self.state.loop,
             )
         return self.watch
 

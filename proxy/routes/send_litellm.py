@@ -12,9 +12,8 @@ from starlette.types import ASGIApp
 
 from ..capture import MAX_ERROR_BYTES
 from ..settings import RouteSettings
-from ..upstreams import via_litellm as gateway
+from ..upstreams import via_litellm
 from ..upstreams.streamed import Outcome
-from ..upstreams.via_litellm import LitellmCall
 from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
@@ -25,7 +24,7 @@ from .model_routes import Target
 _STORED_STATE = ("previous_response_id", "prompt", "background")
 
 
-async def via_litellm(
+async def send_via_litellm(
     exchange: Exchange,
     cfg: RouteSettings,
     api: str,
@@ -37,7 +36,7 @@ async def via_litellm(
     back in the client's format, with the ids the provider needed rewritten (``restore``) mapped back."""
     state, request, provider = exchange.state, exchange.request, exchange.provider
     assert request is not None and provider is not None
-    if not gateway.is_client_api(api):
+    if not via_litellm.is_client_api(api):
         return error_response(provider, 400, f"{api} requests cannot be sent through a litellm upstream")
     stored = [key for key in _STORED_STATE if body.get(key)] if api == "openai-responses" else []
     if stored:
@@ -49,7 +48,7 @@ async def via_litellm(
             "does not have: send the whole conversation in `input` instead",
         )
     stream = body.get("stream") is True
-    call = LitellmCall(
+    call = via_litellm.LitellmCall(
         api=api,
         model=target.litellm_model(str(body["model"])),
         body=body,
@@ -64,8 +63,8 @@ async def via_litellm(
     sent = time.perf_counter()
     try:
         with watch:
-            answer = await gateway.call(call)
-    except gateway.GatewayError as exc:
+            answer = await via_litellm.call(call)
+    except via_litellm.GatewayError as exc:
         response = error_response(provider, exc.status, secrets.redact_text(exc.message))
         refused = exc.status if exc.outcome.isdigit() else None
         # No error field: a provider may quote the key it refused.
@@ -74,8 +73,8 @@ async def via_litellm(
     exchange.answered(200, sent)
     if not stream:
         exchange.ended(Outcome())
-        return Response(orjson.dumps(gateway.restore_ids(answer, restore)), media_type="application/json")
-    return gateway.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended)
+        return Response(orjson.dumps(via_litellm.restore_ids(answer, restore)), media_type="application/json")
+    return via_litellm.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended)
 
 
 def _litellm_key(request: Request, cfg: RouteSettings, target: Target) -> str | None:

@@ -202,13 +202,22 @@ def provider(name: str) -> Provider:
 def check(routes: tuple[Route, ...]) -> None:
     """Raise ValueError if the rows contradict each other or the core's provider table."""
     seen_paths: set[str] = set()
+    seen_names: set[str] = set()
     by_name: dict[str, Provider] = {}
     for route in routes:
+        if route.name in seen_names:
+            raise ValueError(f"two routes are named {route.name!r}")
+        seen_names.add(route.name)
         if by_name.setdefault(route.provider.name, route.provider) != route.provider:
             raise ValueError(f"two different providers are named {route.provider.name!r}")
         if not accepts(route.api, route.provider.core_name):
             raise ValueError(
                 f"route {route.name!r}: the core's provider table has no {route.provider.core_name!r} for {route.api}"
+            )
+        if not accepts(route.provider.errors, route.provider.core_name):
+            raise ValueError(
+                f"provider {route.provider.name!r}: its errors take the shape of {route.provider.errors}, "
+                f"for which the core's provider table has no {route.provider.core_name!r}"
             )
         if (route.upstream_path is None) != (route.model_of_path is not None):
             raise ValueError(

@@ -1,5 +1,5 @@
-"""A transcript request, from body to upstream: read, parse, sanitize, judge (strict mode),
-capture, then the native or the litellm path."""
+"""A transcript, from the body's bytes to the upstream: parse, route by model, sanitize, judge
+(strict mode), capture, then the native or the litellm path."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import PROTOCOL_APIS
-from .send_litellm import via_litellm
+from .send_litellm import send_via_litellm
 from .send_native import forward
 
 # Bodies past this size are parsed, repaired and serialised in a worker thread: a coding agent's
@@ -132,7 +132,7 @@ async def proxy_transcript(
         exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
-        return await via_litellm(exchange, cfg, api, target, sent, result.restore_ids)
+        return await send_via_litellm(exchange, cfg, api, target, sent, result.restore_ids)
     return await forward(exchange, cfg, upstream_path, content=content, target=target)
 
 

@@ -1,8 +1,8 @@
 """What every streamed answer does, whatever produces its bytes: watch the client, keep the outcome,
 call back once when done.
 
-Two kinds of answer stream through Suture: an upstream's raw bytes (``upstream.Relay``) and
-litellm's events re-encoded as SSE (``gateway.GatewayStream``). They differ in where the bytes
+Two kinds of answer stream through Suture: an upstream's raw bytes (``native.Relay``) and
+litellm's events re-encoded as SSE (``via_litellm.GatewayStream``). They differ in where the bytes
 come from and in how a broken upstream ends the answer; the rest is here, once.
 """
 

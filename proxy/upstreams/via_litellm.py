@@ -65,7 +65,7 @@ _MESSAGES_FIELDS = frozenset(
 )
 # The Responses API's own keyword arguments of litellm.aresponses. Not previous_response_id,
 # prompt or background: they name state kept at OpenAI, which a bridged provider does not have
-# (litellm_route.py refuses such requests with a 400 rather than drop the state silently).
+# (routes/send_litellm.py refuses such requests with a 400 rather than drop the state silently).
 _RESPONSES_FIELDS = frozenset(
     {
         "include",

@@ -201,3 +201,13 @@ def test_a_row_that_contradicts_the_core_s_provider_table_is_refused() -> None:
     clash = table.Route("again", ("/v1/chat/completions",), table.OPENAI, "openai-chat", "/chat/completions")
     with pytest.raises(ValueError, match="two routes serve /v1/chat/completions"):
         table.check((*table.ROUTES, clash))
+    renamed = table.Route("chat", ("/again/v1/chat/completions",), table.OPENAI, "openai-chat", "/chat/completions")
+    with pytest.raises(ValueError, match="two routes are named 'chat'"):
+        table.check((*table.ROUTES, renamed))
+    # Its own errors in a shape the core cannot build for it would be a 500 on every refusal.
+    odd = table.Provider("odd", "https://odd.example/v1", errors="gemini", upstream_key="bearer", rules="mistral")
+    row = table.Route("odd", ("/odd/v1/chat/completions",), odd, "openai-chat", "/chat/completions")
+    with pytest.raises(
+        ValueError, match="errors take the shape of gemini, for which the core's provider table has no 'mistral'"
+    ):
+        table.check((*table.ROUTES, row))

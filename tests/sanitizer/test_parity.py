@@ -7,6 +7,7 @@ those reaches."""
 
 from __future__ import annotations
 
+import typing
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from proxy.commands._common import provider_of
 from proxy.routes.model_routes import _repairable
-from sanitizer import SanitizeError, sanitize, validate, validator_provider
+from sanitizer import APIS, Api, SanitizeError, sanitize, validate, validator_provider
 from sanitizer.providers import ACCEPTED, TABLE, binding
 from sanitizer.rules import RULES, violations_reference
 from sanitizer.sanitize import _RULES
@@ -198,6 +199,10 @@ def test_one_provider_name_means_one_profile_and_one_rule_set_everywhere(api: st
     for other in (entry.provider, *entry.aliases):
         assert sanitize(body, api=api, provider=other) == sanitize(body, api=api, provider=name)
         assert validate(body, api=api, provider=other) == validate(body, api=api, provider=name)
+
+
+def test_the_api_type_names_exactly_the_formats_of_the_table() -> None:
+    assert set(typing.get_args(Api)) == set(TABLE) == set(APIS)
 
 
 def test_the_format_s_own_provider_comes_first() -> None:
