@@ -402,6 +402,11 @@ class SettingsBase(BaseSettings):
     mode: Mode = Field(default="repair", description="repair | report | strict, for every route.")
     max_body_bytes: int = Field(default=32 * MiB, gt=0, description="Largest request body accepted (413).")
     max_connections: int = Field(default=100, gt=0, description="Connection pool size per upstream.")
+    passthrough: bool = Field(
+        default=True,
+        description="Relay every other request under a provider's API (embeddings, files, batches...) to its "
+        "upstream, unrepaired; false answers them 404.",
+    )
     upstream_proxy: SecretStr | None = Field(
         default=None,
         description="HTTP proxy for upstream traffic, http://host:port (a corporate egress proxy); with user:password@ "

@@ -8,7 +8,7 @@ import select
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from .errors import WriteTimeout
 from .response import Response
@@ -45,6 +45,9 @@ class Connection(asyncio.Protocol):
         self._paused = False
         self._write_paused = False
         self._write_timer: asyncio.TimerHandle | None = None
+        self._drained: asyncio.Future[None] | None = None
+        self.keep = True
+        """False once the connection may not carry another request (an upload cut short)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's are not asyncio.Transport subclasses
@@ -65,7 +68,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         unwritten = self._write_paused  # over the high-water mark of the request still unsent
-        self.resume_writing()
+        self.resume_writing()  # wakes a body waiting to be written, which then stops
         if self.response is not None:
             self.lost_after = time.monotonic() - self.sent_at
             unseen = self.reused and (unwritten or self.lost_after < _STALE_WINDOW)
@@ -102,7 +105,7 @@ class Connection(asyncio.Protocol):
     def finished(self, response: Response, *, reusable: bool) -> None:
         if response is self.response:
             self.response = None
-            if not reusable or self.closed:
+            if not reusable or self.closed or not self.keep:
                 self.abort()
             else:
                 # A complete answer closed unread may have paused reading on its last bytes: an
@@ -123,6 +126,24 @@ class Connection(asyncio.Protocol):
         if self._write_timer is not None:
             self._write_timer.cancel()
             self._write_timer = None
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+
+    async def send_body(self, chunks: AsyncIterator[bytes]) -> None:
+        """Write a request body of unknown length as it comes, chunked (RFC 9112 §7.1), waiting
+        while the socket's buffers are full: a large upload is never held whole."""
+        assert self.transport is not None
+        async for chunk in chunks:
+            if self.closed or self.response is None:
+                return  # the upstream answered, or failed: the rest is not wanted
+            if chunk:
+                self.transport.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+            while self._write_paused and not self.closed:
+                self._drained = self.loop.create_future()
+                await self._drained
+        if not self.closed:
+            self.transport.write(b"0\r\n\r\n")
 
     def _write_timed_out(self) -> None:
         self._write_timer = None

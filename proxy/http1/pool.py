@@ -8,6 +8,7 @@ import logging
 import socket
 import ssl
 from collections import deque
+from collections.abc import AsyncIterator
 
 import aiohappyeyeballs
 
@@ -123,6 +124,38 @@ class ConnectionPool:
                 raise
             return response
         raise AssertionError("unreachable")
+
+    async def stream_request(
+        self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], body: AsyncIterator[bytes]
+    ) -> Response:
+        """Send one request whose body is written as it comes (chunked), and return its answer once
+        the head is in; raises :class:`HTTPError`, or what ``body`` raised.
+
+        Always on a new connection: a body that cannot be sent twice must not meet a reused
+        connection the upstream has just closed. An answer that comes before the whole body was
+        written (an upstream refusing an upload early) ends the upload, and the connection with
+        the answer.
+        """
+        head = self._head(method, target, [*headers, (b"Transfer-Encoding", b"chunked")], None)
+        connection = await self._acquire(fresh=True)
+        response = connection.send(head, None, self.read_timeout, method == b"HEAD")
+        sending = asyncio.ensure_future(connection.send_body(body))
+        waiting = asyncio.ensure_future(response._wait_for_head())
+        try:
+            await asyncio.wait((sending, waiting), return_when=asyncio.FIRST_COMPLETED)
+            if sending.done() and sending.exception() is not None:
+                raise sending.exception()  # type: ignore[misc]
+            await waiting
+        except BaseException:
+            for task in (sending, waiting):
+                task.cancel()
+            connection.abort()
+            response._release()
+            raise
+        if not sending.done():
+            sending.cancel()
+            connection.keep = False
+        return response
 
     async def aclose(self) -> None:
         self._closed = True

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import urllib.parse
+from collections.abc import AsyncIterator, Awaitable, Callable
 
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
-from ..client_watch import ClientGone
+from ..client_watch import ON_DISCONNECT_SCOPE_KEY, ClientGone
 from ..settings import Settings
 from . import table
 from .context import state_of
 from .credentials import check_client_key
-from .errors import error_response
+from .errors import error_response, provider_of
 from .exchange import Exchange
 from .send_native import forward, raw_path
 from .transcripts import proxy_transcript
 
-# Both SDKs list models at GET /v1/models, each under its own base URL convention.
-_MODELS_PATHS = {"openai": "/models", "anthropic": "/v1/models"}
+_ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Request], Awaitable[ASGIApp]]:
@@ -43,6 +44,9 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
             try:
                 model = route.model_of_path(request.path_params)
             except table.NotServed as exc:
+                if exc.other_method and settings.passthrough:
+                    # Another method of the same API (Gemini's embedContent, countTokens...).
+                    return await passthrough(request)
                 return error_response(route.provider, 404, str(exc))
         # Templated routes forward the path as the client sent it (raw, so a Bedrock model id's
         # ':' stays %3A as boto3 escaped it: the path is part of the signature).
@@ -99,17 +103,100 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 async def models(request: Request) -> ASGIApp:
-    # Both SDKs call GET /v1/models; only Anthropic's sends its own headers.
-    headers = request.headers
-    name = "anthropic" if "x-api-key" in headers or "anthropic-version" in headers else "openai"
-    provider = table.provider(name)
-    cfg = state_of(request).settings.route(name)
+    """``GET /v1/models``: both SDKs list models there, each under its own base URL convention.
+    Served whether or not other requests pass through."""
+    return await _relay_unrepaired(request, provider_of(request), None)
+
+
+async def passthrough(request: Request) -> ASGIApp:
+    """Any other request under a provider's API (embeddings, files, batches, a stored response...):
+    relayed as it is to the upstream its path belongs to, with the same credentials and header
+    policy as that provider's repaired routes."""
+    exchange = Exchange.of(request)
+    exchange.label = "other"  # unknown paths share one label: a client cannot grow the metrics
+    provider = provider_of(request)
+    path = request.url.path
+    passes = exchange.state.settings.passthrough and any(path.startswith(p) for p in provider.passthrough)
+    if not passes:
+        exchange.provider = provider
+        allowed = _methods_served(request)
+        if allowed:
+            # Starlette's own 405, rendered in the provider's shape by the app's handler.
+            raise HTTPException(405, headers={"Allow": ", ".join(sorted(allowed))})
+    if not any(path.startswith(prefix) for prefix in provider.passthrough):
+        return error_response(provider, 404, f"Suture serves no endpoint at {request.method} {path}")
+    if not passes:
+        return error_response(
+            provider,
+            404,
+            f"Suture repairs only its transcript endpoints and passes nothing else through (passthrough: false); "
+            f"not {request.method} {path}",
+        )
+    return await _relay_unrepaired(request, provider, "passthrough")
+
+
+def _plain_path(raw: str) -> bool:
+    """No empty, ``.`` or ``..`` segment, encoded or not: appended to the upstream's base URL, the
+    path must stay under it (with Suture's own key, ``/v1/../admin`` would reach what the client
+    was never given)."""
+    segments = urllib.parse.unquote(raw).split("/")[1:]
+    if segments and segments[-1] == "":
+        segments.pop()  # a trailing slash
+    return all(segment not in ("", ".", "..") and "\\" not in segment for segment in segments)
+
+
+def _methods_served(request: Request) -> set[str]:
+    """The methods Suture's own endpoints take at this request's path (none: no endpoint there)."""
+    allowed: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, Route) and route.endpoint is not passthrough and route.path_regex.match(request.url.path):
+            allowed |= route.methods or set()
+    return allowed
+
+
+async def _relay_unrepaired(request: Request, provider: table.Provider, label: str | None) -> ASGIApp:
+    exchange = Exchange.of(request)
+    exchange.provider, exchange.label = provider, label
+    settings = exchange.state.settings
+    cfg = settings.route(provider.name)
+    if not cfg.serves():
+        return error_response(
+            provider, 404, f"the {provider.name} route is not enabled on this Suture ({provider.name}.enabled)"
+        )
     denied = check_client_key(request, provider, cfg)
     if denied is not None:
         return denied
-    exchange = Exchange.of(request)
-    exchange.provider = provider
-    return await forward(exchange, cfg, _MODELS_PATHS[name], content=None)
+    path = raw_path(request)
+    if not _plain_path(path):
+        return error_response(provider, 404, f"Suture relays no path with empty, '.' or '..' segments: {path[:200]}")
+    if provider.base_path and path.startswith(provider.base_path + "/"):
+        path = path[len(provider.base_path) :]
+    headers = request.headers
+    declared = headers.get("content-length")
+    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+    limit = settings.max_body_bytes
+    content: bytes | None = None
+    stream: AsyncIterator[bytes] | None = None
+    if declared is None and not chunked:
+        pass  # no body (a GET, a DELETE)
+    elif (
+        (declared is not None and declared.isdigit() and int(declared) <= limit)
+        or provider.upstream_key == "sigv4"
+        or ON_DISCONNECT_SCOPE_KEY not in request.scope
+    ):
+        # Held whole when small, when it must be signed (its hash is part of the signature), or
+        # under another ASGI server, whose disconnect watch reads from the same receive().
+        try:
+            content = await _read_body(request, limit)
+        except _BodyTooLarge:
+            return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
+        except ClientDisconnect:
+            exchange.outcome = "client_disconnected"
+            return Response(status_code=400)
+    else:
+        # An upload too large to hold (a file, a batch): written upstream as it arrives.
+        stream = request.stream()
+    return await forward(exchange, cfg, path, content=content, stream=stream)
 
 
 async def healthz(request: Request) -> Response:
@@ -140,6 +227,8 @@ def routes(settings: Settings, rows: tuple[table.Route, ...] | None = None) -> l
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
         Route("/metrics", metrics, methods=["GET"]),
+        # Last: a path no row serves, or a method a row's path does not take, passes through.
+        Route("/{path:path}", passthrough, methods=_ANY_METHOD, name="passthrough"),
     ]
 
 

@@ -45,6 +45,8 @@ class Exchange:
     """The native route row, on the transcript paths."""
     provider: table.Provider | None = None
     """Whose upstream the request is for, once known: its errors' shape and its metrics' label."""
+    label: str | None = None
+    """The route's label in the metrics and the access line, when its path does not give it."""
     mode: str | None = None
     repairs_found: int = 0
     repairs_applied: int = 0
@@ -174,7 +176,9 @@ class Exchange:
         scope = self.scope
         path: str = scope["path"]
         # Templated paths (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
-        route = path if path in self.state.fixed_paths else getattr(scope.get("route"), "path", "other")
+        route: str = self.label or (
+            path if path in self.state.fixed_paths else str(getattr(scope.get("route"), "path", "other"))
+        )
         metrics.requests.labels(route, scope["method"], str(self.status)).inc()
         metrics.request_seconds.labels(route).observe(elapsed)
         log(
@@ -185,6 +189,7 @@ class Exchange:
             request_id=self.request_id,
             method=scope["method"],
             path=path,
+            route=route,
             status=self.status,
             duration_ms=round(elapsed * 1000, 1),
             repairs=self.repairs_found,

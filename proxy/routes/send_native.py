@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import urllib.parse
+from collections.abc import AsyncIterator
 from functools import partial
 
 from starlette.requests import Request
@@ -26,6 +27,7 @@ async def forward(
     path: str,
     *,
     content: bytes | None,
+    stream: AsyncIterator[bytes] | None = None,
     target: Target | None = None,
 ) -> ASGIApp:
     """Send the request (``content``: the bytes to forward) to its provider's or the target's upstream
@@ -46,7 +48,9 @@ async def forward(
     sent = time.perf_counter()
     try:
         with watch:
-            response = await upstream.open(request.method, path, query=query, headers=headers, content=content)
+            response = await upstream.open(
+                request.method, path, query=query, headers=headers, content=content, stream=stream
+            )
     except ClientGone as exc:
         return exchange.client_gone(exc.reason)
     except UpstreamError as exc:

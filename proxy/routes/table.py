@@ -29,7 +29,13 @@ UpstreamKey = Literal["bearer", "x-api-key", "x-goog-api-key", "sigv4"]
 
 
 class NotServed(ValueError):
-    """A path a templated route does not serve; ``str(e)`` is the 404's message."""
+    """A path a templated route does not serve; ``str(e)`` is the 404's message. ``other_method``:
+    the path names another method of the provider's API (Gemini's embedContent), which passes
+    through; otherwise it names the route's own method with an id that is not one (refused)."""
+
+    def __init__(self, message: str, *, other_method: bool = False) -> None:
+        super().__init__(message)
+        self.other_method = other_method
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,12 @@ class Provider:
     """The environment variable ``suture replay`` reads this provider's key from."""
     rules: str = ""
     """The provider name the core's provider table knows (``sanitize(provider=...)``); by default ``name``."""
+    passthrough: tuple[str, ...] = ()
+    """Path prefixes of the provider's API whose other requests (embeddings, files, batches...)
+    are relayed as they are, unrepaired (``passthrough: true``)."""
+    base_path: str = ""
+    """The part of Suture's paths that the provider's base URL already ends in: OpenAI's ends in
+    ``/v1``, so Suture's ``/v1/embeddings`` is the upstream's ``{base URL}/embeddings``."""
 
     @property
     def core_name(self) -> str:
@@ -111,7 +123,10 @@ def _gemini_model(params: Mapping[str, str]) -> str:
     # Gemini names the model and the method in one path segment: models/{model}:{method}.
     model, _, method = params["rest"].rpartition(":")
     if method not in GEMINI_METHODS or not _GEMINI_MODEL.fullmatch(model):
-        raise NotServed("Suture serves models/{model}:generateContent and :streamGenerateContent only")
+        raise NotServed(
+            "Suture serves models/{model}:generateContent and :streamGenerateContent only",
+            other_method=method not in GEMINI_METHODS,
+        )
     # Some repairs depend on it (Gemini 3's thought signatures): the body does not name it.
     return model
 
@@ -128,6 +143,8 @@ OPENAI = Provider(
     errors="openai-chat",
     upstream_key="bearer",
     key_env="OPENAI_API_KEY",
+    passthrough=("/v1/",),
+    base_path="/v1",
 )
 ANTHROPIC = Provider(
     "anthropic",
@@ -136,6 +153,7 @@ ANTHROPIC = Provider(
     upstream_key="x-api-key",
     recognised_by=("/v1/messages", "anthropic-version", "x-api-key"),
     key_env="ANTHROPIC_API_KEY",
+    passthrough=("/v1/",),
 )
 GEMINI = Provider(
     "gemini",
@@ -145,8 +163,9 @@ GEMINI = Provider(
     # Google's SDKs send their key as x-goog-api-key, or as ?key= in the URL.
     client_key_headers=("x-api-key", "x-goog-api-key", "authorization"),
     key_query="key",
-    recognised_by=("/v1beta/", "x-goog-api-key"),
+    recognised_by=("/v1beta/", "/upload/", "x-goog-api-key"),
     key_env="GEMINI_API_KEY",
+    passthrough=("/v1beta/", "/v1/", "/upload/"),
 )
 BEDROCK = Provider(
     "bedrock",
@@ -155,6 +174,7 @@ BEDROCK = Provider(
     # A repaired body breaks the client's signature: Suture signs with its own AWS credentials.
     upstream_key="sigv4",
     recognised_by=("/model/",),
+    passthrough=("/model/",),
 )
 
 # OpenAI's conventional base URL ends in /v1, Anthropic's does not (each SDK's own convention,

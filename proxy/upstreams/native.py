@@ -262,16 +262,36 @@ class Upstream:
         return target
 
     async def open(
-        self, method: str, path: str, *, query: bytes = b"", headers: Headers, content: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        *,
+        query: bytes = b"",
+        headers: Headers,
+        content: bytes | None = None,
+        stream: AsyncIterator[bytes] | None = None,
     ) -> Response:
         """Send a request to ``base_url + path`` and return the response with its body unread.
 
         The caller must close it (``Relay`` does). Raises :class:`UpstreamError`. A connect error
         or a 429/5xx answer is retried as ``retries`` allows, always before the caller sees a byte.
+        A body given as a ``stream`` (an upload too large to hold) is written as it comes, and
+        never retried: it cannot be sent twice.
         """
         if self._closed:
             raise RuntimeError(f"the upstream client for {self.base_url} is closed")
         target = self._target(path, query)
+        if stream is not None:
+            if self.sign is not None:
+                raise UpstreamSigningError(self.base_url, ValueError("a signed request needs its whole body"))
+            try:
+                return await self.pool.stream_request(method.encode("ascii"), target, headers, stream)
+            except http1.PoolTimeout as exc:
+                raise UpstreamPoolFull(self.base_url, exc, self.pool.max_connections, self.pool.pool_timeout) from None
+            except http1.TimeoutException as exc:
+                raise UpstreamTimeout(self.base_url, exc) from None
+            except http1.HTTPError as exc:
+                raise UpstreamError(self.base_url, exc) from None
         if self.sign is not None:
             url = self._origin + target.decode("ascii")
             try:

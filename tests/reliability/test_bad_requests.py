@@ -67,6 +67,16 @@ def error_of(response: httpx.Response, shape: str) -> str:
     return message
 
 
+def _raw_request(client: httpx.Client, data: bytes) -> bytes:
+    """``data`` sent as it is (an HTTP client would normalise the path), the answer read to the end."""
+    with socket.create_connection(("127.0.0.1", client.base_url.port or 80), timeout=5) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        return answer
+
+
 def still_serving(client: httpx.Client) -> None:
     assert client.post(OPENAI, json=CHAT).status_code == 200
     assert client.post(ANTHROPIC, json=MESSAGES, headers=ANTHROPIC_HEADERS).status_code == 200
@@ -232,18 +242,65 @@ UNKNOWN: list[tuple[str, str, dict[str, str], int, str]] = [
 ]
 
 
+@pytest.fixture(scope="module")
+def closed_client(echo: EchoUpstream) -> Iterator[httpx.Client]:
+    """Suture with ``passthrough: false``: only its own endpoints answer."""
+    url = echo.url  # type: ignore[attr-defined]
+    with (
+        suture(openai={"upstream": url + "/v1"}, anthropic={"upstream": url}, passthrough=False) as base,
+        httpx.Client(base_url=base, timeout=10) as c,
+    ):
+        yield c
+
+
 @pytest.mark.parametrize(("method", "path", "headers", "status", "shape"), UNKNOWN)
 def test_unknown_paths_and_methods_are_provider_shaped(
-    client: httpx.Client, method: str, path: str, headers: dict[str, str], status: int, shape: str
+    closed_client: httpx.Client, method: str, path: str, headers: dict[str, str], status: int, shape: str
 ) -> None:
-    response = client.request(method, path, headers=headers, content=b"{}")
+    response = closed_client.request(method, path, headers=headers, content=b"{}")
     assert response.status_code == status, response.text
     message = error_of(response, shape)
     assert path in message
     if status == 405:
         assert response.headers["allow"]
         assert method in message and response.headers["allow"] in message
+    elif path.startswith("/v1/"):
+        assert "(passthrough: false)" in message  # the setting that would have relayed it
+    still_serving(closed_client)
+
+
+# With pass-through on (the default), the same requests under a provider's API reach its
+# upstream as they are; paths under no provider's API, and methods Suture's own paths do not
+# take, are still Suture's 404 and 405.
+PASSED_THROUGH = [
+    (m, p, h) for m, p, h, _, _ in UNKNOWN if p.startswith("/v1/") and not (m == "POST" and p == "/v1/models")
+]
+
+
+@pytest.mark.parametrize(("method", "path", "headers"), PASSED_THROUGH)
+def test_other_requests_under_a_provider_s_api_reach_its_upstream(
+    client: httpx.Client, echo: EchoUpstream, method: str, path: str, headers: dict[str, str]
+) -> None:
+    before = len(echo.received)
+    response = client.request(method, path, headers=headers, content=b"{}")
+    if method in ("GET", "POST"):  # the echo upstream takes these two
+        assert response.status_code == 200, response.text
+        arrived = echo.received[before:]
+        assert [(r.method, r.path) for r in arrived] == [(method, path)]
+        assert arrived[0].body == b"{}"
+    else:  # and refuses the others with Starlette's plain-text 405, which Suture relays as it is
+        assert (response.status_code, response.text) == (405, "Method Not Allowed")
     still_serving(client)
+
+
+@pytest.mark.parametrize("path", ["/", "/v2/chat/completions", "/healthz/x", "/v1/../v1/files", "/v1//files"])
+def test_paths_under_no_provider_s_api_or_that_climb_out_of_it_are_not_relayed(
+    client: httpx.Client, echo: EchoUpstream, path: str
+) -> None:
+    before = len(echo.received)
+    answer = _raw_request(client, f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
+    assert answer.startswith(b"HTTP/1.1 404"), answer[:200]
+    assert len(echo.received) == before
 
 
 def _raw_exchange(proxy: str, head: bytes, body_chunks: Iterator[bytes], stop_after: int) -> tuple[bytes, int]:
@@ -308,7 +365,8 @@ def test_no_bad_request_was_ever_a_500(client: httpx.Client) -> None:
         for line in metrics.splitlines()
         if line.startswith("suture_requests_total{")
     }
-    assert "other" in routes and all(r == "other" or r.startswith("/v1/") or r == "/healthz" for r in routes), routes
+    assert "other" in routes and "passthrough" in routes, routes
+    assert all(r in ("other", "passthrough", "/healthz") or r.startswith("/v1/") for r in routes), routes
 
 
 def test_an_unexpected_fault_is_a_provider_shaped_500_with_the_request_id(
