@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -153,11 +154,20 @@ def _rules(args: argparse.Namespace) -> int:
 COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add)
 
 
+def version() -> str:
+    """The installed distribution's version; a checkout that was never installed says so."""
+    try:
+        return importlib.metadata.version("suture")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="suture",
         description="Suture repairs LLM agent transcripts in flight so providers stop answering 400.",
     )
+    parser.add_argument("--version", action="version", version=f"suture {version()}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for add in COMMANDS:
         add(sub)

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from sanitizer import APIS, PROVIDERS, Policy, SanitizeResult, Violation, sanitize, validate
+from sanitizer import Policy, SanitizeResult, Violation
 from sanitizer.rules import RULES
 
+from .commands._common import CommandError, examine, provider_of, repairable
 from .payloads import Payload, PayloadError, detect_api, read_payload
 
 __all__ = ["assert_repairs", "load_payload"]
@@ -55,20 +56,21 @@ def assert_repairs(
     by code or name (``["TP001"]``, ``["orphan-tool-call"]``): exactly those, no more, no fewer.
     """
     loaded = load_payload(payload, api=api)
-    if loaded.api not in APIS:
-        pytest.fail(f"Suture cannot repair {loaded.api} bodies (it repairs {', '.join(APIS)})", pytrace=False)
-    names = PROVIDERS[loaded.api]
-    if provider is not None and provider not in names:
-        pytest.fail(f"unknown provider {provider!r} for {loaded.api}; known: {', '.join(names)}", pytrace=False)
-    provider = provider or names[0]
     if isinstance(policy, Mapping):
         policy = Policy.from_mapping(dict(policy))
-    result = sanitize(loaded.body, api=loaded.api, policy=policy)
-    before = validate(loaded.body, api=loaded.api, provider=provider)
-    after = validate(result.body, api=loaded.api, provider=provider) if result.repairs else before
+    # The same code path as `suture check --provider`: the same provider names, the same verdict.
+    try:
+        repairable(loaded)
+        findings = examine(loaded, provider_of(loaded.api, provider), policy)
+    except CommandError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    if findings.shape_error is not None:
+        pytest.fail(f"{loaded.source}: not a valid {loaded.api} body: {findings.shape_error}", pytrace=False)
+    repaired = findings.repaired if findings.repaired is not None else loaded.body
+    result = SanitizeResult(body=repaired, repairs=findings.repairs)
     problems = []
-    if after:
-        problems.append(_still_invalid(loaded, provider, before, after, result))
+    if findings.remaining:
+        problems.append(_still_invalid(loaded, findings.provider, findings.violations, findings.remaining, result))
     if expect_rules is not None:
         mismatch = _rules_mismatch(list(expect_rules), result)
         if mismatch:

@@ -116,6 +116,10 @@ async def passthrough(request: Request) -> ASGIApp:
     exchange.label = "other"  # unknown paths share one label: a client cannot grow the metrics
     provider = provider_of(request)
     path = request.url.path
+    hint = _base_url_hint(request)
+    if hint is not None:
+        exchange.provider = provider
+        return error_response(provider, 404, f"Suture serves no endpoint at {request.method} {path}: {hint}")
     passes = exchange.state.settings.passthrough and any(path.startswith(p) for p in provider.passthrough)
     if not passes:
         exchange.provider = provider
@@ -133,6 +137,21 @@ async def passthrough(request: Request) -> ASGIApp:
             f"not {request.method} {path}",
         )
     return await _relay_unrepaired(request, provider, "passthrough")
+
+
+def _base_url_hint(request: Request) -> str | None:
+    """What is wrong with the client's base URL, when the path says so: an SDK's base URL with
+    /v1 missing, or with /v1 once too often (Anthropic's SDKs add it themselves)."""
+    path = request.url.path
+    base = f"{request.url.scheme}://{request.headers.get('host', 'HOST')}"
+    if path.startswith("/v1/v1/"):
+        return (
+            f"the base URL ends in /v1 once too often. Anthropic clients: base_url has no /v1 ({base}); "
+            f"OpenAI clients: base_url ends in /v1 once ({base}/v1)"
+        )
+    if not path.startswith("/v1/") and any("/v1" + path in row.paths for row in table.ROUTES):
+        return f"OpenAI clients: base_url must end in /v1, e.g. {base}/v1"
+    return None
 
 
 def _plain_path(raw: str) -> bool:

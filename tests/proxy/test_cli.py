@@ -86,3 +86,12 @@ def test_serve_with_settings_the_server_cannot_use_exits_2_with_one_line(
     assert process.stderr.count("\n") == 1
     assert expected in process.stderr
     assert "canary" not in process.stderr
+
+
+def test_version_names_the_installed_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"suture {version('suture')}\n"

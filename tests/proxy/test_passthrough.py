@@ -276,3 +276,22 @@ def test_pass_through_requests_are_counted_under_one_label(proxy: str) -> None:
     metrics = httpx.get(proxy + "/metrics").text
     assert 'suture_requests_total{method="POST",route="passthrough",status="200"}' in metrics
     assert "/v1/embeddings" not in metrics  # paths are the client's to choose: no label per path
+
+
+def test_a_base_url_without_v1_or_with_it_twice_gets_a_hint(provider: tuple[FakeProvider, str], proxy: str) -> None:
+    fake, _ = provider
+    before = len(fake.arrived)
+    chat = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
+    with (
+        openai.OpenAI(base_url=proxy, api_key=CLIENT_KEY, max_retries=0) as client,
+        pytest.raises(openai.NotFoundError) as missing,
+    ):
+        client.chat.completions.create(**chat)  # type: ignore[call-overload]
+    assert f"OpenAI clients: base_url must end in /v1, e.g. {proxy}/v1" in str(missing.value)
+    with (
+        anthropic.Anthropic(base_url=proxy + "/v1", api_key="sk-ant-k", max_retries=0) as client,
+        pytest.raises(anthropic.NotFoundError) as doubled,
+    ):
+        client.messages.create(model="claude-haiku-4-5", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+    assert f"Anthropic clients: base_url has no /v1 ({proxy})" in str(doubled.value)
+    assert fake.since(before) == []  # neither was relayed

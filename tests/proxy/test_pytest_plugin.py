@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -27,9 +28,21 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     (payloads / "openai.log").write_text(
         json.dumps({"level": "error", "request": json.dumps(OPENAI_SEED["before"])}), encoding="utf-8"
     )
-    # Mistral serves no transcript ending with an assistant turn, and Suture has no rule for it.
-    unknown = {"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}
+    # Anthropic refuses a final assistant message ending in thinking, and Suture has no rule for it
+    # (anthropic.thinking-final is in the registry's NOT_YET_REPAIRED).
+    unknown = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 2048,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}]},
+        ],
+    }
     (payloads / "unknown.json").write_text(json.dumps(unknown), encoding="utf-8")
+    # Mistral serves no transcript ending with an assistant turn; Suture repairs it for Mistral (PV006).
+    final = {"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}
+    (payloads / "final_assistant.json").write_text(json.dumps(final), encoding="utf-8")
     return pytester
 
 
@@ -63,16 +76,15 @@ def test_failure_shows_the_violations_left_after_repair(project: pytest.Pytester
     project.makepyfile(
         test_user="""
         def test_unknown_rule(assert_repairs):
-            assert_repairs("payloads/unknown.json", provider="mistral")
+            assert_repairs("payloads/unknown.json", provider="anthropic")
         """
     )
     result = project.runpytest(*ARGS)
     result.assert_outcomes(failed=1)
     assert (
-        "payloads/unknown.json (openai-chat) is still invalid for mistral after Suture's repair.\n"
+        "payloads/unknown.json (anthropic-messages) is still invalid for anthropic after Suture's repair.\n"
         "Violations (- fixed by the repair, ! still there; 1 left):\n"
-        "  ! mistral.M4 [message 1]: Expected last role User or Tool (or Assistant with prefix True) for serving "
-        "but got assistant\n"
+        "  ! anthropic.thinking-final [message 1]: The final block in an assistant message cannot be `thinking`.\n"
         "Repairs applied: none\n"
     ) in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
@@ -91,7 +103,7 @@ def test_failure_diffs_the_rules_that_fired(project: pytest.Pytester) -> None:
             assert_repairs("payloads/missing.json")
 
         def test_unknown_provider(assert_repairs):
-            assert_repairs("payloads/interrupted.json", provider="openai")
+            assert_repairs("payloads/interrupted.json", provider="groq")
         """
     )
     result = project.runpytest(*ARGS)
@@ -104,7 +116,10 @@ def test_failure_diffs_the_rules_that_fired(project: pytest.Pytester) -> None:
     ) in out
     assert "expect_rules names no known rule: no-such-rule (see `suture rules`)" in out
     assert "suture: payloads/missing.json: cannot read: No such file or directory" in out
-    assert "unknown provider 'openai' for anthropic-messages; known: anthropic, bedrock, vertex" in out
+    assert (
+        "unknown provider 'groq' for api anthropic-messages; known: anthropic, bedrock, vertex, openai, mistral, deepseek"
+        in out
+    )
 
 
 @pytest.mark.skipif(not REGISTERED, reason="the pytest11 entry point is not installed yet (pyproject.toml)")
@@ -130,3 +145,62 @@ def test_the_entry_point_alone_loads_the_plugin(project: pytest.Pytester, monkey
     )
     result = project.runpytest_subprocess("-p", "no:hypothesispytest")
     result.assert_outcomes(passed=1)
+
+
+def test_the_plugin_and_suture_check_agree_for_every_provider_name(tmp_path: Path) -> None:
+    """For every provider name the core's table takes, a body `suture check --provider` says Suture
+    repairs is one the plugin accepts, and a body it says stays invalid is one the plugin fails."""
+    from proxy.cli import main
+    from proxy.pytest_plugin import assert_repairs as plugin
+    from sanitizer.providers import ACCEPTED
+
+    thinking_final = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 2048,
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}]},
+        ],
+    }
+    bodies = [
+        # Valid for most, repaired for Mistral and Gemini (a final assistant turn).
+        (
+            "openai-chat",
+            {"model": "m", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]},
+        ),
+        # An interrupted tool call: repaired for every provider.
+        (
+            "anthropic-messages",
+            {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 16,
+                "messages": [
+                    {"role": "user", "content": "a"},
+                    {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]},
+                    {"role": "user", "content": "b"},
+                ],
+            },
+        ),
+        # Thinking last: a rule Suture does not have yet, so still invalid for every provider.
+        ("anthropic-messages", thinking_final),
+    ]
+    verdicts = []
+    for index, (api, body) in enumerate(bodies):
+        path = tmp_path / f"{index}.json"
+        path.write_text(json.dumps(body), encoding="utf-8")
+        for provider in ACCEPTED[api]:
+            out = tmp_path / "out.json"
+            with out.open("w") as stream, contextlib.redirect_stdout(stream):
+                main(["check", str(path), "--api", api, "--provider", provider, "--json"])
+            verdict = json.loads(out.read_text())
+            repaired_clean = verdict["after_repair"] == []
+            try:
+                plugin(path, api=api, provider=provider)
+                passed = True
+            except pytest.fail.Exception:
+                passed = False
+            assert passed == repaired_clean, (api, provider, verdict)
+            verdicts.append(passed)
+    assert len(verdicts) == len(ACCEPTED["openai-chat"]) + 2 * len(ACCEPTED["anthropic-messages"])
+    assert True in verdicts and False in verdicts
