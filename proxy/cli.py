@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -57,8 +58,14 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"suture: config error: {exc}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
+    _say_what_runs(settings, args.config)
+    try:
+        sock = _listening_socket(settings.host, settings.port)
+    except OSError as exc:
+        print(f"suture: cannot listen on {settings.host}:{settings.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     if args.workers > 1:
-        return _serve_workers(args, settings)
+        return _serve_workers(args, settings, sock)
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -71,11 +78,41 @@ def _serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
     server = GracefulServer(config)
-    server.run()
+    server.run(sockets=[sock])
     return 0 if server.started else 3  # uvicorn's own status for a server that could not start
 
 
-def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
+def _listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here so that a port already taken is one line, not a traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        sock.set_inheritable(True)  # the workers of --workers N accept on it too
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _say_what_runs(settings: Settings, config: Path | None) -> None:
+    import logging
+
+    from .logs import log
+    from .settings import default_config_path
+    from .startup import describe, unknown_variables
+
+    logger = logging.getLogger("suture")
+    path = config or default_config_path()
+    log(logger, logging.INFO, "starting", **describe(settings, path, version()))
+    for name, close in unknown_variables():
+        hint = f"; did you mean {close}?" if close else ""
+        log(logger, logging.WARNING, f"{name} names no setting and is ignored{hint}", variable=name)
+
+
+def _serve_workers(args: argparse.Namespace, settings: Settings, sock: socket.socket) -> int:
     """N processes on one socket, each with its own app built by ``proxy.server:app_from_env``.
 
     Suture keeps no state between requests, so any worker can take any request.
@@ -101,7 +138,7 @@ def _serve_workers(args: argparse.Namespace, settings: Settings) -> int:
         proxy_headers=False,
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
-    supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+    supervisor = Multiprocess(config, sockets=[sock])
     supervisor.run()
     failed = any(process.exitcode == 3 for process in supervisor.processes)
     return 3 if failed else 0

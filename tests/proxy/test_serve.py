@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -150,3 +151,73 @@ def test_a_start_up_failure_is_one_line_with_its_type_and_a_traceback_only_at_de
         assert "Traceback (most recent call last)" in str(failure["traceback"])
     else:
         assert "Traceback" not in json.dumps(failure)
+
+
+def _serve_briefly(*args: str, env: dict[str, str], port: int) -> tuple[int | None, list[dict[str, object]], str]:
+    """Start `suture serve`, wait until it is ready (or has exited), stop it; its status and log lines."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "proxy.cli", "serve", "--port", str(port), *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with contextlib.suppress(Exception):  # it exited: its status says why
+            wait_until_ready(f"http://127.0.0.1:{port}", process)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    return process.returncode, lines, stderr
+
+
+def test_serve_says_what_it_runs_and_warns_of_misspelt_variables() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    env |= {
+        "SUTURE_OPENAI_MODE": "strict",
+        "SUTURE_OPENAI_UPSTREAM_API_KEY": "sk-suture-start-line-canary",
+        "SUTURE_OPENAI_CLIENT_API_KEY": "client-start-line-canary",
+        "SUTURE_PASSTROUGH": "false",
+        "SUTURE_SHUTDOWN_GRACE_SECONDS": "1",
+    }
+    status, lines, stderr = _serve_briefly("--config", "config/suture.yaml", env=env, port=free_port())
+    assert status == 0, stderr
+    [start] = [line for line in lines if line["event"] == "starting"]
+    assert start["config"] == "config/suture.yaml"
+    assert start["version"]
+    assert start["passthrough"] is True
+    providers = start["providers"]
+    assert isinstance(providers, dict)
+    assert providers["openai"] == {
+        "upstream": "https://api.openai.com/v1",
+        "mode": "strict",
+        "own_key": True,
+        "client_key": True,
+    }
+    assert providers["anthropic"]["mode"] == "repair"
+    assert providers["bedrock"] == "off"
+    # Ignored by the settings (it names no field), so it would otherwise go unnoticed.
+    [warning] = [line for line in lines if line.get("variable") == "SUTURE_PASSTROUGH"]
+    assert warning["level"] == "warning"
+    assert "did you mean SUTURE_PASSTHROUGH?" in str(warning["event"])
+    assert "canary" not in stderr
+
+
+def test_a_port_already_taken_is_one_line_and_status_2() -> None:
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        status, _, stderr = _serve_briefly(env=env, port=port)
+    assert status == 2
+    assert stderr.strip().splitlines()[-1] == f"suture: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert "Traceback" not in stderr
