@@ -277,6 +277,11 @@ class PolicySettings(_Section):
     stub_tool_description: str | None = Field(
         default=None, description="Description of the stub definitions added for tools the history uses."
     )
+    bridge_text: str | None = Field(
+        default=None,
+        description="The short assistant message placed between a turn of tool results and the user's next "
+        "message where a provider refuses them adjacent (Mistral, vLLM, Bedrock).",
+    )
 
     def to_policy(self) -> Policy:
         return Policy.from_mapping(self.model_dump(exclude_none=True))

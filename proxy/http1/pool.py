@@ -22,10 +22,9 @@ from .errors import (
     UntrustedCertificate,
     _StaleConnection,
 )
+from .framing import request_head
 from .response import Response
 from .tunnel import Proxy, open_tunnel
-
-_BAD_HEADER_BYTES = (b"\r", b"\n", b"\0")
 
 
 class ConnectionPool:
@@ -168,19 +167,9 @@ class ConnectionPool:
                 waiter.set_result(None)
 
     def _head(self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes | None) -> bytes:
-        parts = [method, b" ", self._target_prefix, target, b" HTTP/1.1\r\nHost: ", self.host_header, b"\r\n"]
         if self._proxy_headers:
             headers = [*headers, *self._proxy_headers]
-        for name, value in headers:
-            for bad in _BAD_HEADER_BYTES:
-                if bad in value or bad in name:
-                    # A configured key with a line break would otherwise inject headers.
-                    raise RemoteProtocolError(f"header {name[:64]!r} holds a line break or NUL: not sent")
-            parts += (name, b": ", value, b"\r\n")
-        if body is not None:
-            parts += (b"Content-Length: ", str(len(body)).encode(), b"\r\n")
-        parts.append(b"\r\n")
-        return b"".join(parts)
+        return request_head(method, self._target_prefix + target, self.host_header, headers, body)
 
     async def _acquire(self, *, fresh: bool = False) -> Connection:
         """A connection for one request: an idle one, a new one, or the next one freed.

@@ -14,8 +14,8 @@ from typing import Protocol
 
 import httptools
 
-from .errors import HTTPError, ReadError, ReadTimeout, RemoteProtocolError, _StaleConnection
-from .framing import MAX_HEAD_BYTES, declares_a_body, length_is_declared
+from .errors import HTTPError, ReadTimeout, RemoteProtocolError
+from .framing import MAX_HEAD_BYTES, ending_error, length_is_declared, status_problem
 from .state import AWAITING_HEAD, BODY, COMPLETE, FAILED, INTERIM, OVER, RELEASED, TransitionError, move
 
 # Past this many unread bytes of an answer, the socket is no longer read (back-pressure from
@@ -191,22 +191,12 @@ class Response:
         state = self._state
         if state in OVER:
             return
-        if self._received == 0 and request_unseen:
-            self._fail(_StaleConnection("the reused connection was closed by the upstream"))
-        elif state is BODY and not self._framed and clean_end:
-            # A body delimited by the end of the connection (RFC 9112 §6.3).
+        error = ending_error(self._received, state is BODY and not self._framed, clean_end, request_unseen, exc)
+        if error is None:  # a body delimited by the end of the connection (RFC 9112 §6.3)
             self._state = move(state, COMPLETE)
             self._wake()
-        elif isinstance(exc, OSError):
-            self._fail(ReadError(str(exc) or type(exc).__name__))
-        elif self._received == 0:
-            self._fail(RemoteProtocolError("the upstream closed the connection before answering"))
-        elif state is BODY and not self._framed:
-            # A TCP close without TLS's close_notify may be anyone's (a truncation attack, a
-            # middlebox): only close_notify says the upstream ended the body (RFC 8446 §6.1).
-            self._fail(RemoteProtocolError("the connection ended without TLS close_notify: the body may be cut short"))
         else:
-            self._fail(RemoteProtocolError("the upstream closed the connection before the answer was complete"))
+            self._fail(error)
 
     # httptools' callbacks.
 
@@ -234,17 +224,11 @@ class Response:
             # A head that arrived in one read, all of it at once: _feed's count cannot see it.
             raise RemoteProtocolError(f"the upstream's response headers exceed {MAX_HEAD_BYTES} bytes")
         status = self._parser.get_status_code()
-        if status == 101:
-            raise RemoteProtocolError("the upstream switched protocols (101), which no request here asks for")
-        if not 100 <= status <= 599:
-            # httptools takes any three digits; the ASGI server refuses to send such a status.
-            raise RemoteProtocolError(f"malformed answer from the upstream: status {status} is outside 100-599")
+        problem = status_problem(status, self.headers)
+        if problem is not None:
+            raise RemoteProtocolError(problem)
         if status < 200:
             # An interim answer (103 Early Hints); the real one follows on the same connection.
-            if declares_a_body(self.headers):
-                # A 1xx ends with its head (RFC 9110 §15.2), but httptools reads the body declared
-                # by most: its bytes would open the final answer's body.
-                raise RemoteProtocolError("malformed answer from the upstream: an interim (1xx) answer with a body")
             self._state = move(self._state, INTERIM)
             self.headers = []
             return

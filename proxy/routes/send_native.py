@@ -7,6 +7,7 @@ import urllib.parse
 from collections.abc import AsyncIterator
 from functools import partial
 
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
@@ -15,7 +16,7 @@ from ..client_watch import ClientGone
 from ..settings import RouteSettings
 from ..upstreams.native import Relay, UncheckableEncoding, UpstreamError, forward_headers
 from ..upstreams.streamed import Outcome
-from .credentials import credential_headers
+from . import table
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import Target
@@ -80,6 +81,34 @@ async def forward(
             f"the upstream {upstream.base_url} answered in content-encoding {exc}, although Suture asked for identity; "
             "Suture relays only what it can check for its keys",
         )
+
+
+# How Suture's own key is sent for each kind of provider: the client's credential headers it
+# replaces, and the header it sets (with the value's prefix).
+_SENT_AS: dict[str, tuple[frozenset[str], str, str]] = {
+    "bearer": (frozenset({"x-api-key"}), "authorization", "Bearer "),
+    "x-api-key": (frozenset({"authorization"}), "x-api-key", ""),
+    "x-goog-api-key": (frozenset({"authorization", "x-api-key"}), "x-goog-api-key", ""),
+}
+
+
+def credential_headers(
+    provider: table.Provider, cfg: RouteSettings, client: Headers, target: Target | None = None
+) -> tuple[set[str], dict[str, str]]:
+    """Headers to drop and to set when Suture holds its own upstream credentials; none otherwise."""
+    if provider.upstream_key == "sigv4":
+        # Suture signs these requests itself (proxy/aws.py): the client's signature, its
+        # X-Amz-* headers and its key for Suture never leave.
+        return {"authorization", "x-api-key", *(n for n in client if n.startswith("x-amz-"))}, {}
+    own = cfg.upstream_api_key if target is None else target.api_key
+    if own is None:
+        if target is not None and cfg.client_api_key is not None:
+            # The client's key is Suture's own: it must not reach a routed upstream either.
+            return {"authorization", "x-api-key"}, {}
+        return set(), {}
+    # A routed target speaks the protocol of the path the request came by (checked before).
+    replaced, header, prefix = _SENT_AS[provider.upstream_key]
+    return set(replaced), {header: prefix + own.get_secret_value()}
 
 
 def _upstream_query(request: Request, stripped: str | None) -> bytes:

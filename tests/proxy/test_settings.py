@@ -280,3 +280,15 @@ def test_capture_dir_that_cannot_hold_captures_is_a_config_error(
             load_settings()
     monkeypatch.setenv("SUTURE_CAPTURE_DIR", str(tmp_path / "new" / "captures"))
     assert load_settings().capture.dir == tmp_path / "new" / "captures"
+
+
+def test_every_field_of_the_repair_policy_can_be_set() -> None:
+    """What a rule's documentation calls a policy (bridge_text, trailing_assistant...) is a setting."""
+    import dataclasses
+
+    from proxy.settings import PolicySettings
+    from sanitizer import Policy
+
+    assert {f.name for f in dataclasses.fields(Policy)} == set(PolicySettings.model_fields)
+    policy = Settings(policy={"bridge_text": "(Results in.)"}).policy.to_policy()
+    assert policy.bridge_text == "(Results in.)"
