@@ -45,6 +45,8 @@ class Exchange:
     """The native route row, on the transcript paths."""
     provider: table.Provider | None = None
     """Whose upstream the request is for, once known: its errors' shape and its metrics' label."""
+    hint: str | None = None
+    """What the user should check, when Suture can tell (logged with the upstream's answer)."""
     label: str | None = None
     """The route's label in the metrics and the access line, when its path does not give it."""
     mode: str | None = None
@@ -142,6 +144,8 @@ class Exchange:
             if self.upstream_seconds is not None:
                 metrics.upstream_seconds.labels(label).observe(self.upstream_seconds)
                 metrics.upstream_responses.labels(label, str(status)).inc()
+                if self.hint is not None:
+                    log(upstream_log, logging.WARNING, self.hint, request_id=self.request_id, upstream=self.upstream)
             else:
                 self._upstream_failed(label, status)
             if status == 400 and self.repairs_applied:

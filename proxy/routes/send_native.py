@@ -65,13 +65,20 @@ async def forward(
     # Only an error answer is copied for the capture: a successful stream is never held.
     keep = MAX_ERROR_BYTES if exchange.wants_error_body(status) else 0
     try:
-        return Relay(
+        relay = Relay(
             response,
             watch=watch,
             on_done=partial(exchange.ended, encoding=encoding),
             keep_head=keep,
             secrets=state.secrets,
         )
+        if status == 404 and exchange.route is not None and exchange.route.upstream_path is not None:
+            # A path Suture built itself: the base URL in the settings is the likely culprit.
+            setting = f"{provider.name}.upstream" if target is None else f"upstreams.{target.name}.base_url"
+            hint = f"the upstream answered 404 to {upstream.base_url}{path}: check {setting}"
+            relay.headers.append((b"x-suture-hint", hint.encode("latin-1", "replace")))
+            exchange.hint = hint
+        return relay
     except UncheckableEncoding as exc:
         response.close()
         exchange.ended(Outcome("upstream_error", error="UncheckableEncoding"))

@@ -295,3 +295,19 @@ def test_a_base_url_without_v1_or_with_it_twice_gets_a_hint(provider: tuple[Fake
         client.messages.create(model="claude-haiku-4-5", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
     assert f"Anthropic clients: base_url has no /v1 ({proxy})" in str(doubled.value)
     assert fake.since(before) == []  # neither was relayed
+
+
+def test_an_upstream_404_on_a_path_suture_built_names_the_setting_to_check(
+    provider: tuple[FakeProvider, str],
+) -> None:
+    _, url = provider
+    chat = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}]}
+    # A base URL without its /v1: Suture's /chat/completions lands where the provider has nothing.
+    with (
+        suture(openai={"upstream": url}) as base,
+        openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0) as client,
+        pytest.raises(openai.NotFoundError) as caught,
+    ):
+        client.chat.completions.create(**chat)  # type: ignore[call-overload]
+    hint = caught.value.response.headers["x-suture-hint"]
+    assert hint == f"the upstream answered 404 to {url}/chat/completions: check openai.upstream"
