@@ -62,13 +62,9 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
                 415,
                 f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}",
             )
-        try:
-            raw = await _read_body(request, limit)
-        except _BodyTooLarge:
-            return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
-        except ClientDisconnect:
-            exchange.outcome = "client_disconnected"
-            return Response(status_code=400)
+        raw = await _read_whole(exchange, request, provider, limit)
+        if isinstance(raw, Response):
+            return raw
         # From here on, a client that leaves cancels whatever its request is waiting on.
         exchange.watch_client()
         try:
@@ -88,6 +84,18 @@ def _is_json(content_type: str) -> bool:
     # No Content-Type at all is taken as JSON; any other type is a mistake (curl -d sends a form type).
     media = content_type.partition(";")[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+
+
+async def _read_whole(exchange: Exchange, request: Request, provider: table.Provider, limit: int) -> bytes | Response:
+    """The request body, or the answer when it cannot be read: a 413 past ``limit``, or nobody's
+    (the client left)."""
+    try:
+        return await _read_body(request, limit)
+    except _BodyTooLarge:
+        return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
+    except ClientDisconnect:
+        exchange.outcome = "client_disconnected"
+        return Response(status_code=400)
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -205,13 +213,10 @@ async def _relay_unrepaired(request: Request, provider: table.Provider, label: s
     ):
         # Held whole when small, when it must be signed (its hash is part of the signature), or
         # under another ASGI server, whose disconnect watch reads from the same receive().
-        try:
-            content = await _read_body(request, limit)
-        except _BodyTooLarge:
-            return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
-        except ClientDisconnect:
-            exchange.outcome = "client_disconnected"
-            return Response(status_code=400)
+        read = await _read_whole(exchange, request, provider, limit)
+        if isinstance(read, Response):
+            return read
+        content = read
     else:
         # An upload too large to hold (a file, a batch): written upstream as it arrives.
         stream = request.stream()

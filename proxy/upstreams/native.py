@@ -286,12 +286,8 @@ class Upstream:
                 raise UpstreamSigningError(self.base_url, ValueError("a signed request needs its whole body"))
             try:
                 return await self.pool.stream_request(method.encode("ascii"), target, headers, stream)
-            except http1.PoolTimeout as exc:
-                raise UpstreamPoolFull(self.base_url, exc, self.pool.max_connections, self.pool.pool_timeout) from None
-            except http1.TimeoutException as exc:
-                raise UpstreamTimeout(self.base_url, exc) from None
             except http1.HTTPError as exc:
-                raise UpstreamError(self.base_url, exc) from None
+                raise self._failure(exc) from None
         if self.sign is not None:
             url = self._origin + target.decode("ascii")
             try:
@@ -309,12 +305,8 @@ class Upstream:
                         self.base_url, exc
                     ) from None
                 reason, delay = type(exc).__name__, self._backoff(attempt)
-            except http1.PoolTimeout as exc:
-                raise UpstreamPoolFull(self.base_url, exc, self.pool.max_connections, self.pool.pool_timeout) from None
-            except http1.TimeoutException as exc:
-                raise UpstreamTimeout(self.base_url, exc) from None
             except http1.HTTPError as exc:
-                raise UpstreamError(self.base_url, exc) from None
+                raise self._failure(exc) from None
             else:
                 wait = self._retry_delay(response, attempt)
                 if wait is None:
@@ -332,6 +324,14 @@ class Upstream:
             )
             await asyncio.sleep(delay)
             attempt += 1
+
+    def _failure(self, exc: http1.HTTPError) -> UpstreamError:
+        """What a failure of the HTTP client means for the client of Suture (and its status)."""
+        if isinstance(exc, http1.PoolTimeout):
+            return UpstreamPoolFull(self.base_url, exc, self.pool.max_connections, self.pool.pool_timeout)
+        if isinstance(exc, http1.TimeoutException):
+            return UpstreamTimeout(self.base_url, exc)
+        return UpstreamError(self.base_url, exc)
 
     def _backoff(self, attempt: int) -> float:
         return float(self.retries.backoff * 2 ** (attempt - 1))
