@@ -79,6 +79,9 @@ def build_app(settings: Settings) -> Starlette:
                 )
         for upstream in [*state.upstreams.values(), *state.named_upstreams.values()]:
             state.metrics.watch_connections(upstream.name, upstream.pool)
+        if any(target.protocol == "litellm" for target in state.router.targets):
+            # Seconds of import: paid here, before readiness, not by the first routed request.
+            await via_litellm.load_litellm()
         # Everything made at start-up lives as long as the process: frozen out of the collector,
         # it is no longer rescanned by each full collection. A broken 1,000-message transcript's
         # repair allocates enough to trigger those; in-process its p99 fell from 27.6 to 5.3 ms.

@@ -211,7 +211,12 @@ def test_the_client_key_for_suture_never_reaches_a_routed_upstream() -> None:
     assert echo.received[-1].header("authorization") == []
 
 
-def test_litellm_is_not_imported_until_a_litellm_route_is_used() -> None:
+@pytest.mark.parametrize(("routes", "imported"), [({}, "False"), (LITELLM_ROUTES, "True")])
+def test_litellm_is_imported_at_start_up_exactly_when_a_route_names_a_litellm_upstream(
+    routes: dict[str, Any], imported: str
+) -> None:
+    """Seconds of import: never paid without a litellm upstream, and paid before readiness (not by
+    the first routed request) with one."""
     # A fresh interpreter: this test session may have imported litellm already.
     script = textwrap.dedent(
         f"""
@@ -222,17 +227,18 @@ def test_litellm_is_not_imported_until_a_litellm_route_is_used() -> None:
 
         echo = EchoUpstream()
         with running_server(echo.app()) as upstream:
-            with suture(openai={{"upstream": upstream}}, **{LITELLM_ROUTES!r}) as url:
+            with suture(openai={{"upstream": upstream}}, **{routes!r}) as url:
+                started = "litellm" in sys.modules
                 answer = httpx.post(url + "/v1/chat/completions",
                                     json={{"model": "gpt-4o", "messages": [{{"role": "user", "content": "hi"}}]}})
                 assert answer.status_code == 200, answer.text
                 assert len(echo.received) == 1
-                print("litellm" in sys.modules)
+                print(started)
         """
     )
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == imported
 
 
 ORPHAN_RESPONSES: list[Any] = [
