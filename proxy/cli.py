@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .commands import captures, check, fix, replay
+from .commands import captures, check, config, fix, replay
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -188,7 +189,7 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add)
+COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add, config.add)
 
 
 def version() -> str:
@@ -215,7 +216,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``suture`` console script."""
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
-    return handler(args)
+    try:
+        return handler(args)
+    except BrokenPipeError:
+        # The reader went away (`| head`): what is left is nobody's, and no traceback either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
