@@ -358,4 +358,13 @@ def test_help_lists_every_command_on_one_line(
     out = capsys.readouterr().out
     block = out.split("  COMMAND\n", 1)[1].splitlines()
     # One line per command: a wrapped help text would add a line that starts with spaces only.
-    assert [line.split()[0] for line in block] == ["serve", "emulate", "rules", "check", "fix", "replay", "captures", "config"]
+    assert [line.split()[0] for line in block] == [
+        "serve",
+        "emulate",
+        "rules",
+        "check",
+        "fix",
+        "replay",
+        "captures",
+        "config",
+    ]
