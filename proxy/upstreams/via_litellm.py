@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
+import logging
 import os
 import re
 import threading
@@ -110,6 +111,12 @@ def _import_litellm() -> ModuleType:
             # An OpenAI-compatible upstream speaks Chat Completions; litellm would otherwise send an
             # Anthropic client's openai/* requests to the Responses API.
             module.use_chat_completions_url_for_anthropic_messages = True
+            # litellm's loggers print plain text through handlers of their own: their records go
+            # to the root logger instead, whose handler writes Suture's JSON lines (once each).
+            for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+                litellm_logger = logging.getLogger(name)
+                litellm_logger.handlers.clear()
+                litellm_logger.propagate = True
             _module = module
     return _module
 

@@ -153,3 +153,40 @@ def test_litellm_errors_map_to_statuses_with_the_providers_message(
     error = gateway._gateway_error(_litellm_error(name, message, status))
     assert error.status == expected[0]
     assert error.message.startswith(expected[1]) or expected[1] in error.message
+
+
+def test_litellm_s_own_log_lines_come_out_as_suture_s_json_lines_once_each() -> None:
+    import json
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    # A fresh interpreter: litellm sets up its loggers when first imported.
+    script = textwrap.dedent(
+        """
+        import logging
+        from proxy.logs import configure_logging
+        from proxy.upstreams import via_litellm
+
+        configure_logging("info")
+        via_litellm._import_litellm()
+        logging.getLogger("LiteLLM").warning("litellm says hello")
+        logging.getLogger("LiteLLM Router").warning("the router too")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    records = [json.loads(line) for line in lines]  # every line is JSON: no plain-text banner
+    assert [(r["logger"], r["event"]) for r in records if r["logger"].startswith("LiteLLM")] == [
+        ("LiteLLM", "litellm says hello"),
+        ("LiteLLM Router", "the router too"),
+    ]
