@@ -438,3 +438,31 @@ def test_metrics_label_templated_routes_and_no_secrets_logged(repairing: Stack, 
     assert all(a["repairs_applied"] == 1 for a in access if a["path"] != "/metrics")
     for line in logs.lines:
         assert "canary" not in line
+
+
+def test_bedrock_invoke_passes_through_signed_with_suture_s_credentials() -> None:
+    """Bedrock's other methods pass through as converse does: the client's signature and key for
+    Suture never leave, Suture signs what it sends, and the body goes on as the client sent it."""
+    received: list[dict[str, Any]] = []
+
+    async def record(request: Request) -> Response:
+        received.append({"raw_path": request.scope["raw_path"].decode(), "headers": dict(request.headers)})
+        received[-1]["body"] = await request.body()
+        return JSONResponse({"content": [{"type": "text", "text": "ok"}]})
+
+    upstream = Starlette(routes=[Route("/{path:path}", record, methods=["POST"])])
+    body = orjson.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 8, "messages": []})
+    with (
+        running_server(upstream) as up,
+        suture(bedrock={"upstream": up, "enabled": True, "client_api_key": CLIENT_KEY}) as url,
+    ):
+        path = "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/invoke"
+        headers = {"authorization": f"Bearer {CLIENT_KEY}", "content-type": "application/json"}
+        response = httpx.post(url + path, content=body, headers=headers)
+        assert response.status_code == 200, response.text
+        refused = httpx.post(url + path, content=body, headers={"content-type": "application/json"})
+        assert refused.status_code == 401  # the section's client key guards its pass-through too
+    [got] = received
+    assert (got["raw_path"], got["body"]) == (path, body)
+    assert got["headers"]["authorization"].startswith(f"AWS4-HMAC-SHA256 Credential={SUTURE_AWS[0]}/")
+    assert CLIENT_KEY not in str(got["headers"])
