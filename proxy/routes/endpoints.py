@@ -34,11 +34,7 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
         exchange = Exchange.of(request)
         exchange.route, exchange.provider = route, route.provider
         if not served:
-            return error_response(
-                route.provider,
-                404,
-                f"the {route.provider.name} route is not enabled on this Suture ({route.provider.name}.enabled)",
-            )
+            return _not_enabled(route.provider)
         model = None
         if route.model_of_path is not None:
             try:
@@ -162,6 +158,12 @@ def _base_url_hint(request: Request) -> str | None:
     return None
 
 
+def _not_enabled(provider: table.Provider) -> Response:
+    return error_response(
+        provider, 404, f"the {provider.name} route is not enabled on this Suture ({provider.name}.enabled)"
+    )
+
+
 def _plain_path(raw: str) -> bool:
     """No empty, ``.`` or ``..`` segment, encoded or not: appended to the upstream's base URL, the
     path must stay under it (with Suture's own key, ``/v1/../admin`` would reach what the client
@@ -187,9 +189,7 @@ async def _relay_unrepaired(request: Request, provider: table.Provider, label: s
     settings = exchange.state.settings
     cfg = settings.route(provider.name)
     if not cfg.serves():
-        return error_response(
-            provider, 404, f"the {provider.name} route is not enabled on this Suture ({provider.name}.enabled)"
-        )
+        return _not_enabled(provider)
     denied = check_client_key(request, provider, cfg)
     if denied is not None:
         return denied

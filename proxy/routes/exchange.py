@@ -24,7 +24,7 @@ from ..upstreams.streamed import Outcome
 from . import table
 from .context import ProxyState
 
-# Fixed paths are labelled by themselves; templated ones (Gemini's, Bedrock's) by their route's name.
+# Probes and scrapes: their access lines are debug-level.
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
@@ -138,16 +138,16 @@ class Exchange:
         if self.watch is not None:
             self.watch.close()
         metrics = self.state.metrics
-        label = self.provider.name if self.provider is not None else ""
+        upstream_label = self.provider.name if self.provider is not None else ""
         status = self.upstream_status
         if status is not None:
             if self.upstream_seconds is not None:
-                metrics.upstream_seconds.labels(label).observe(self.upstream_seconds)
-                metrics.upstream_responses.labels(label, str(status)).inc()
+                metrics.upstream_seconds.labels(upstream_label).observe(self.upstream_seconds)
+                metrics.upstream_responses.labels(upstream_label, str(status)).inc()
                 if self.hint is not None:
                     log(upstream_log, logging.WARNING, self.hint, request_id=self.request_id, upstream=self.upstream)
             else:
-                self._upstream_failed(label, status)
+                self._upstream_failed(upstream_label, status)
             if status == 400 and self.repairs_applied:
                 # The signal for a new rule: Suture repaired what it knows and the provider still said no.
                 log(
@@ -162,7 +162,7 @@ class Exchange:
         answer = self.answer
         if answer is not None:
             if answer.outcome in (DISCONNECTED, STALLED):
-                self._client_left(label, answer.outcome, answer.bytes_sent)
+                self._client_left(upstream_label, answer.outcome, answer.bytes_sent)
             elif answer.outcome == "upstream_error":
                 log(
                     upstream_log,
