@@ -89,6 +89,7 @@ def build_app(settings: Settings) -> Starlette:
         gc.freeze()
         state.loop = asyncio.get_running_loop()
         state.ready = True
+        via_litellm.log_redaction.registries.append(state.secrets)
         try:
             async with state.capture.running() if state.capture else contextlib.nullcontext():
                 yield
@@ -97,6 +98,7 @@ def build_app(settings: Settings) -> Starlette:
             for upstream in [*state.upstreams.values(), *state.named_upstreams.values()]:
                 await upstream.aclose()
             await via_litellm.aclose()
+            via_litellm.log_redaction.registries.remove(state.secrets)
 
     served = routes(settings)
     state.fixed_paths = fixed_paths(served)

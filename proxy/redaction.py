@@ -10,6 +10,8 @@ texts and captures redact from.
 from __future__ import annotations
 
 import base64
+import logging
+import re
 import urllib.parse
 from collections.abc import Iterable
 
@@ -122,3 +124,31 @@ def secrets_of(settings: Settings, router: Router) -> Secrets:
             password = urllib.parse.unquote(parts.password)
             values += [password, base64.b64encode(f"{user}:{password}".encode()).decode()]
     return Secrets(values)
+
+
+# Shapes of provider keys (OpenAI's and Anthropic's sk-..., Google's AIza..., AWS access key ids):
+# a client's own key is in no registry, and a third party's log line may quote it.
+_KEY_SHAPES = re.compile(r"\b(?:sk-[A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{30,}|AKIA[0-9A-Z]{16})")
+
+
+class RedactedRecords(logging.Filter):
+    """Redacts the secrets of every registry added, and key-shaped words, from log records.
+
+    For loggers Suture does not write itself (litellm's): their records quote providers' error
+    texts, which quote the key they refused. The record's exception becomes a line of its text.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.registries: list[Secrets] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f" ({type(record.exc_info[1]).__name__}: {record.exc_info[1]})"
+            record.exc_info = None
+        record.exc_text = None
+        for secrets in self.registries:
+            text = secrets.redact_text(text)
+        record.msg, record.args = _KEY_SHAPES.sub(REDACTED, text), ()
+        return True

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import httpx
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
 from ..capture import MAX_ERROR_BYTES
-from ..settings import RouteSettings
+from ..settings import RouteSettings, TimeoutSettings
 from ..upstreams import via_litellm
 from ..upstreams.streamed import Outcome
 from .credentials import request_secrets
@@ -55,6 +56,7 @@ async def send_via_litellm(
         stream=stream,
         api_base=target.api_base,
         api_key=_litellm_key(request, cfg, target),
+        timeout=_timeout(state.settings.timeouts),
     )
     # Suture's keys (and this request's) are never quoted back: providers quote the key they refused.
     secrets = state.secrets.with_values(request_secrets(request, cfg))
@@ -75,6 +77,11 @@ async def send_via_litellm(
         exchange.ended(Outcome())
         return Response(orjson.dumps(via_litellm.restore_ids(answer, restore)), media_type="application/json")
     return via_litellm.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended)
+
+
+def _timeout(timeouts: TimeoutSettings) -> httpx.Timeout:
+    # The same limits as the native routes' client: litellm hands them to its HTTP client.
+    return httpx.Timeout(connect=timeouts.connect, read=timeouts.read, write=timeouts.write, pool=timeouts.pool)
 
 
 def _litellm_key(request: Request, cfg: RouteSettings, target: Target) -> str | None:

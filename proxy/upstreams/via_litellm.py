@@ -21,10 +21,11 @@ from typing import Any, Literal, TypeGuard, get_args
 
 import anyio
 import anyio.to_thread
+import httpx
 import orjson
 
 from ..client_watch import ClientWatch
-from ..redaction import Secrets
+from ..redaction import RedactedRecords, Secrets
 from .streamed import Outcome, StreamedAnswer, UpstreamBroke
 
 ClientAPI = Literal["openai-chat", "openai-responses", "anthropic-messages"]
@@ -97,6 +98,8 @@ _SSE_HEADERS = [
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
+# Each running app adds its registry of secrets while it serves (app.py).
+log_redaction = RedactedRecords()
 
 
 def _import_litellm() -> ModuleType:
@@ -117,6 +120,7 @@ def _import_litellm() -> ModuleType:
                 litellm_logger = logging.getLogger(name)
                 litellm_logger.handlers.clear()
                 litellm_logger.propagate = True
+                litellm_logger.addFilter(log_redaction)
             _module = module
     return _module
 
@@ -159,6 +163,7 @@ class LitellmCall:
     stream: bool
     api_base: str | None
     api_key: str | None
+    timeout: httpx.Timeout | None = None
 
 
 class GatewayError(Exception):
@@ -180,6 +185,8 @@ async def call(call: LitellmCall) -> Any:
         kwargs["api_base"] = call.api_base
     if call.api_key is not None:
         kwargs["api_key"] = call.api_key
+    if call.timeout is not None:
+        kwargs["timeout"] = call.timeout
     try:
         if call.api == "openai-responses":
             kwargs.update((k, v) for k, v in body.items() if k in _RESPONSES_FIELDS)
@@ -192,7 +199,7 @@ async def call(call: LitellmCall) -> Any:
                 input=body.get("input"), drop_params=True, use_chat_completions_api=bridge, **kwargs
             )
             if call.stream:
-                return response
+                return await _begun(response)
             return response.model_dump(mode="json")
         kwargs["messages"] = body.get("messages")
         if call.api == "openai-chat":
@@ -200,31 +207,128 @@ async def call(call: LitellmCall) -> Any:
             # Parameters a provider lacks are dropped rather than failing the agent's request.
             response = await litellm.acompletion(drop_params=True, **kwargs)
             if call.stream:
-                return response
+                return await _begun(response)
             return response.model_dump(mode="json")
         kwargs.update((k, v) for k, v in body.items() if k in _MESSAGES_FIELDS)
         kwargs.setdefault("max_tokens", 4096)
-        return await litellm.anthropic.messages.acreate(drop_params=True, **kwargs)
+        response = await litellm.anthropic.messages.acreate(drop_params=True, **kwargs)
+        if call.stream:
+            return await _begun(response)
+        return response
     except Exception as exc:
         raise _gateway_error(exc) from exc
 
 
-def _gateway_error(exc: Exception) -> GatewayError:
-    kind = type(exc).__name__
+class _Begun:
+    """A provider's stream whose answer has begun: its first items have already arrived.
+
+    Some streams only connect when first read (Gemini's), and litellm's Anthropic adapter makes
+    up a ``message_start`` before it calls the provider: a failure to reach the provider must
+    surface while the client can still be given a status, not as an error event after a 200.
+    """
+
+    def __init__(self, stream: Any, iterator: AsyncIterator[Any], head: list[Any], ended: bool) -> None:
+        self.stream = stream
+        self.iterator = iterator
+        self.head = head
+        self.ended = ended
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._items()
+
+    async def _items(self) -> AsyncIterator[Any]:
+        for item in self.head:
+            yield item
+        if self.ended:
+            return
+        while True:
+            try:
+                item = await _next(self.stream, self.iterator)
+            except StopAsyncIteration:
+                return
+            yield item
+
+    async def aclose(self) -> None:
+        await _close(self.stream)
+
+
+async def _begun(stream: Any) -> _Begun:
+    iterator = stream.__aiter__()
+    head: list[Any] = []
+    try:
+        while not head or _is_preamble(head[-1]):
+            head.append(await _next(stream, iterator))
+    except StopAsyncIteration:
+        return _Begun(stream, iterator, head, ended=True)
+    except BaseException:
+        await _close(stream)
+        raise
+    return _Begun(stream, iterator, head, ended=False)
+
+
+async def _next(stream: Any, iterator: AsyncIterator[Any]) -> Any:
+    item = await iterator.__anext__()
+    # litellm's Anthropic adapter turns a provider's failure into an error event of its own
+    # wording; the failure itself it keeps here, for Suture to classify like any other.
+    failure = getattr(stream, "stream_failure", None)
+    if isinstance(failure, BaseException):
+        raise failure
+    return item
+
+
+def _is_preamble(item: Any) -> bool:
+    # Events an Anthropic stream sends before the provider's first token (the adapter's own).
+    return isinstance(item, bytes) and item.startswith((b"event: message_start", b"event: ping"))
+
+
+# Failures to reach the provider, whatever litellm wraps them in: its exception classes differ by
+# provider for the same DNS failure (InternalServerError for Anthropic, APIConnectionError for
+# Gemini, ServiceUnavailableError for Bedrock's streams), but each keeps the transport's own error
+# in its chain of causes.
+_TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, TimeoutError)
+_UNREACHABLE: tuple[type[BaseException], ...] = (httpx.TransportError, OSError)
+
+
+def _gateway_error(exc: BaseException) -> GatewayError:
+    causes = _causes(exc)
+    reason = _reason(causes[-1])
+    timed_out = any(isinstance(cause, _TIMEOUTS) or _is_litellm("Timeout", cause) for cause in causes)
+    if timed_out and not any(isinstance(cause, httpx.ConnectTimeout) for cause in causes):
+        return GatewayError(504, f"the provider did not answer in time: {reason}", "timeout")
+    if timed_out or any(isinstance(cause, _UNREACHABLE) for cause in causes):
+        return GatewayError(502, f"Suture could not reach the provider: {reason}", "unreachable")
     status = getattr(exc, "status_code", None)
-    if kind == "Timeout":
-        return GatewayError(504, f"the provider did not answer in time: {_provider_message(exc)}", "timeout")
-    if kind == "APIConnectionError":
-        return GatewayError(502, f"Suture could not reach the provider: {_provider_message(exc)}", "unreachable")
-    if not isinstance(status, int) or not 400 <= status <= 599:
-        return GatewayError(502, f"litellm failed: {kind}: {_provider_message(exc)}", "litellm_error")
+    # litellm raises its APIConnectionError (status 500) for faults of its own, too.
+    if _is_litellm("APIConnectionError", exc) or not isinstance(status, int) or not 400 <= status <= 599:
+        return GatewayError(502, f"litellm failed: {type(exc).__name__}: {_provider_message(exc)}", "litellm_error")
     return GatewayError(status, _provider_message(exc), str(status))
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first, each once."""
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in found):
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _is_litellm(name: str, exc: BaseException) -> bool:
+    kind = getattr(_module, name, None)
+    return isinstance(kind, type) and isinstance(exc, kind)
+
+
+def _reason(exc: BaseException) -> str:
+    # The transport's own words ("[Errno -2] Name or service not known"), one line, or its kind.
+    text = str(exc).strip().partition("\n")[0]
+    return text or type(exc).__name__
 
 
 _LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+Error:\s*)+(?:\w+Exception\s*(?:\w+Error)?\s*-\s*)?")
 
 
-def _provider_message(exc: Exception) -> str:
+def _provider_message(exc: BaseException) -> str:
     """The provider's own message out of litellm's wrapping (``litellm.BadRequestError: MistralException - {...}``)."""
     text = str(getattr(exc, "message", None) or exc)
     # litellm appends the traceback of a fault inside itself; the client needs the first line.

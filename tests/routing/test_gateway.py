@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
 from proxy.upstreams import via_litellm as gateway
+from tests._support.litellm_routes import NO_LITELLM
 
 RESTORE = {"aB3dE5gH7": "call_client_own_id"}
 
@@ -101,58 +104,107 @@ def test_a_responses_stream_fails_with_openais_error_event() -> None:
     }
 
 
-def _litellm_error(name: str, message: str, status: int | None) -> Exception:
-    exc = type(name, (Exception,), {})(message)
-    exc.message = message  # type: ignore[attr-defined]
-    if status is not None:
-        exc.status_code = status  # type: ignore[attr-defined]
-    return exc
+def _raised(make: Callable[[Any], BaseException], cause: BaseException | None = None) -> BaseException:
+    """``make(litellm)`` raised (from ``cause``) and caught, as litellm's callers see it."""
+    litellm = gateway._import_litellm()
+    try:
+        try:
+            if cause is not None:
+                raise cause
+        except BaseException as inner:
+            raise make(litellm) from inner
+        raise make(litellm)
+    except BaseException as caught:
+        return caught
 
 
+def _dns_failure() -> BaseException:
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except OSError as exc:
+            raise httpx.ConnectError("Cannot connect to host nowhere.invalid:443") from exc
+    except httpx.ConnectError as caught:
+        return caught
+
+
+@NO_LITELLM
 @pytest.mark.parametrize(
-    ("name", "message", "status", "expected"),
+    ("make", "cause", "expected"),
     [
-        (
-            "BadRequestError",
-            'litellm.BadRequestError: MistralException - {"object": "error", "message": "Unexpected role \'user\' after role \'tool\'"}',
-            400,
+        pytest.param(
+            lambda m: m.BadRequestError(
+                'MistralException - {"object": "error", "message": "Unexpected role \'user\' after role \'tool\'"}',
+                model="m",
+                llm_provider="mistral",
+            ),
+            None,
             (400, "Unexpected role 'user' after role 'tool'"),
+            id="400",
         ),
-        (
-            "RateLimitError",
-            'litellm.RateLimitError: RateLimitError: VertexAIException - {"error": {"code": 429, "message": "Resource exhausted"}}',
-            429,
+        pytest.param(
+            lambda m: m.RateLimitError(
+                'RateLimitError: VertexAIException - {"error": {"code": 429, "message": "Resource exhausted"}}',
+                llm_provider="gemini",
+                model="g",
+            ),
+            None,
             (429, "Resource exhausted"),
+            id="429",
         ),
-        (
-            "AuthenticationError",
-            "litellm.AuthenticationError: AnthropicException - invalid x-api-key",
-            401,
+        pytest.param(
+            lambda m: m.AuthenticationError(
+                "AnthropicException - invalid x-api-key", llm_provider="anthropic", model="c"
+            ),
+            None,
             (401, "invalid x-api-key"),
+            id="401",
         ),
-        (
-            "Timeout",
-            "litellm.Timeout: Connection timed out after 600s",
-            408,
+        pytest.param(
+            lambda m: m.Timeout("Connection timed out after 600s", model="m", llm_provider="mistral"),
+            None,
             (504, "the provider did not answer in time"),
+            id="timeout",
         ),
-        ("APIConnectionError", "litellm.APIConnectionError: connection refused", 500, (502, "Suture could not reach")),
-        ("KeyError", "'choices'", None, (502, "litellm failed: KeyError")),
-        (
+        pytest.param(
+            lambda m: m.InternalServerError("AnthropicException - Cannot connect", llm_provider="anthropic", model="c"),
+            "dns",
+            (502, "Suture could not reach the provider: [Errno -2] Name or service not known"),
+            id="dns-as-500",
+        ),
+        pytest.param(
+            lambda m: m.ServiceUnavailableError("BedrockException - Cannot connect", llm_provider="bedrock", model="b"),
+            "dns",
+            (502, "Suture could not reach the provider: [Errno -2] Name or service not known"),
+            id="dns-as-503",
+        ),
+        pytest.param(
+            lambda m: m.APIConnectionError("'NoneType' object is not subscriptable", llm_provider="gemini", model="g"),
+            None,
+            (502, "litellm failed: APIConnectionError"),
+            id="litellm-fault",
+        ),
+        pytest.param(lambda m: KeyError("choices"), None, (502, "litellm failed: KeyError"), id="keyerror"),
+        pytest.param(
             # litellm quotes a streamed request's error body as the repr of its bytes.
-            "BadRequestError",
-            """litellm.BadRequestError: AnthropicException - b'{"type": "error", "error": {"message": "bad \\xc3\\xa9"}}'""",
-            400,
+            lambda m: m.BadRequestError(
+                """AnthropicException - b'{"type": "error", "error": {"message": "bad \\xc3\\xa9"}}'""",
+                model="c",
+                llm_provider="anthropic",
+            ),
+            None,
             (400, "bad é"),
+            id="bytes-repr",
         ),
     ],
 )
-def test_litellm_errors_map_to_statuses_with_the_providers_message(
-    name: str, message: str, status: int | None, expected: tuple[int, str]
+def test_litellm_errors_map_to_statuses_by_type_with_the_providers_message(
+    make: Callable[[Any], BaseException], cause: str | None, expected: tuple[int, str]
 ) -> None:
-    error = gateway._gateway_error(_litellm_error(name, message, status))
-    assert error.status == expected[0]
-    assert error.message.startswith(expected[1]) or expected[1] in error.message
+    error = gateway._gateway_error(_raised(make, _dns_failure() if cause == "dns" else None))
+    assert (error.status, error.message[: len(expected[1])]) == expected or (
+        error.status == expected[0] and expected[1] in error.message
+    ), (error.status, error.message)
 
 
 def test_litellm_s_own_log_lines_come_out_as_suture_s_json_lines_once_each() -> None:

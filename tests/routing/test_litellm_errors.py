@@ -152,3 +152,27 @@ def test_provider_status_maps_to_the_responses_clients_error(
     assert caught.value.status_code == 429
     assert FAIL_MESSAGE in caught.value.response.json()["error"]["message"]
     assert len(providers["anthropic"].fake.received) == 1
+
+
+def test_a_gemini_stream_refused_before_its_first_token_is_an_error_status_with_no_key_logged(
+    report_url: str,
+    providers: dict[str, Provider],
+    anthropic_at: Callable[[str], anthropic.Anthropic],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # litellm's Anthropic adapter sends its own message_start before calling Gemini, then turns
+    # Gemini's refusal into an error event (and an ERROR log line quoting it, key included).
+    with caplog.at_level("INFO"), pytest.raises(anthropic.AuthenticationError) as caught:
+        anthropic_at(report_url).messages.create(
+            model=providers["gemini"].model,
+            max_tokens=64,
+            messages=[{"role": "user", "content": "FAIL 401"}],
+            stream=True,
+        )
+    assert providers["gemini"].fake.last.status == 401
+    message = caught.value.response.json()["error"]["message"]
+    assert FAIL_MESSAGE in message and GEMINI_KEY not in message
+    litellm_lines = [r.getMessage() for r in caplog.records if r.name.startswith("LiteLLM")]
+    assert any(FAIL_MESSAGE in line for line in litellm_lines), litellm_lines
+    assert not any(GEMINI_KEY in line for line in litellm_lines)
+    assert all(record.exc_info is None for record in caplog.records if record.name.startswith("LiteLLM"))
