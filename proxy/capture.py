@@ -68,10 +68,12 @@ class CaptureDraft:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     """Credential values of this request, only to blank them out of the error text; never stored."""
     started: float = field(default_factory=time.time)
+    rejection_repairs: list[dict[str, Any]] = field(default_factory=list)
+    """Each retry after a refusal: the provider's message, the strategy, its repairs, the body sent."""
 
     def wanted(self, status: int | str) -> bool:
         """A capture is kept for a repaired transcript and for any rejection by the provider."""
-        return bool(self.repairs) or (isinstance(status, int) and status >= 400)
+        return bool(self.repairs or self.rejection_repairs) or (isinstance(status, int) and status >= 400)
 
     def finish(
         self, status: int | str, error: bytes = b"", encoding: str = "", *, rejection: str | None = None
@@ -99,6 +101,9 @@ class CaptureDraft:
         }
         if rejection is not None:
             record["strict_rejection"] = rejection
+        if self.rejection_repairs:
+            # Each one is a rule Suture does not have yet: what the provider said, what fixed it.
+            record["rejection_repairs"] = self.rejection_repairs
         if isinstance(status, int) and status >= 400:
             record["upstream_error"], record["upstream_error_truncated"] = _error_body(error, encoding, self.secrets)
         return record

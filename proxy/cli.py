@@ -157,13 +157,24 @@ def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     parser.add_argument("--port", type=int, default=8788, help="port to listen on (default 8788)")
     parser.add_argument("--record", type=Path, help="append each request received to this JSON-lines file")
     parser.add_argument("--stream-delay", type=float, default=0.0, help="seconds between streamed events (default 0)")
+    parser.add_argument(
+        "--extra-rules",
+        type=Path,
+        help="a JSON list of rules to enforce beyond the provider's known ones (see proxy/emulator/extra_rules.py)",
+    )
     parser.set_defaults(handler=_emulate)
 
 
 def _emulate(args: argparse.Namespace) -> int:
     from .emulator import main_emulate
+    from .emulator.extra_rules import load_extra_rules
 
-    main_emulate(args.provider, args.host, args.port, args.record, args.stream_delay)
+    try:
+        extra = load_extra_rules(args.extra_rules) if args.extra_rules is not None else ()
+    except ValueError as exc:
+        print(f"suture emulate: {exc}", file=sys.stderr)
+        return 2
+    main_emulate(args.provider, args.host, args.port, args.record, args.stream_delay, extra)
     return 0
 
 

@@ -75,6 +75,15 @@ class Metrics:
                 registry=self.registry,
             )
         )
+        self.rejection_repairs = _Labelled(
+            Counter(
+                "suture_rejection_repairs",
+                "Retries after a transcript refusal Suture repaired, by upstream, how the retry ended "
+                "(accepted / refused_again) and the strategy.",
+                ["upstream", "outcome", "strategy"],
+                registry=self.registry,
+            )
+        )
         self.upstream_responses = _Labelled(
             Counter(
                 "suture_upstream_responses",

@@ -147,6 +147,16 @@ class RetrySettings(_Section):
         return [str(v) if isinstance(v, int) else v for v in value] if isinstance(value, list | tuple) else value
 
 
+class RejectionRepairSettings(_Section):
+    """Repair from the provider's own refusal: when a request Suture repaired is still refused for
+    its transcript (400, 422, Responses' 404 for an item), the message says what and where; Suture
+    repairs that and sends the request again, before the client sees a byte. Never for refusals
+    about anything else (context length, model, credentials, quota, content policy)."""
+
+    enabled: bool = Field(default=True, description="Repair what a transcript refusal names and retry.")
+    max_attempts: int = Field(default=1, ge=1, le=3, description="Retries after refusals, at most, per request.")
+
+
 class RouteSettings(_Section):
     """One provider's upstream and how Suture treats its traffic: the section of a provider of the
     route table (``proxy/routes/table.py``), which also gives its default upstream."""
@@ -162,6 +172,9 @@ class RouteSettings(_Section):
         description="Key clients must present to Suture (environment only); needs upstream_api_key.",
     )
     retries: RetrySettings = Field(default=RetrySettings(), description="Retries of failed upstream requests.")
+    rejection_repair: RejectionRepairSettings = Field(
+        default=RejectionRepairSettings(), description="Repair what a transcript refusal names, and retry."
+    )
 
     @field_validator("upstream")
     @classmethod
@@ -349,6 +362,9 @@ class UpstreamSettings(_Section):
     )
     provider: str | None = Field(
         default=None, description="Whose transcript rules to repair for (mistral, bedrock, gemini, deepseek...)."
+    )
+    rejection_repair: RejectionRepairSettings = Field(
+        default=RejectionRepairSettings(), description="Repair what a transcript refusal names, and retry."
     )
 
     @field_validator("base_url", "api_base")

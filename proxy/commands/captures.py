@@ -20,9 +20,16 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "valid input to `suture check`, `fix` and `replay`.",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
-    listing = actions.add_parser("list", help="one line per capture, oldest first")
+    listing = actions.add_parser(
+        "list", help="one line per capture, oldest first; those repaired after a refusal come first"
+    )
     show = actions.add_parser("show", help="print one capture (its id, a unique prefix of it, or its path)")
     show.add_argument("id", metavar="ID")
+    show.add_argument(
+        "--as-fixture",
+        action="store_true",
+        help="for a capture repaired after a refusal: a golden fixture skeleton for the rule it calls for",
+    )
     for each in (listing, show):
         each.add_argument("--dir", type=Path, help="capture directory (default: capture.dir of the settings)")
         each.add_argument("--config", type=Path, help="YAML settings file to read capture.dir from")
@@ -52,6 +59,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(f"suture: {exc}", file=sys.stderr)
         return UNUSABLE
     rows = [("ID", "TIME", "ROUTE", "STATUS", "REPAIRS", "NOTE")]
+    learnt: list[tuple[str, str, str, str, str, str]] = []
     for path in store.files():
         try:
             record = orjson.loads(path.read_bytes())
@@ -59,22 +67,27 @@ def run_list(args: argparse.Namespace) -> int:
             rows.append((path.stem, "?", "?", "?", "?", f"unreadable: {exc}"))
             continue
         repairs = record.get("repairs") or []
+        retries = record.get("rejection_repairs") or []
+        repairs = repairs + [r for retry in retries for r in retry.get("repairs") or []]
         codes = ",".join(sorted({r.get("code", "?") for r in repairs})) or "-"
         note = ""
-        if record.get("unrepaired_rejection"):
+        if retries:
+            strategies = ", ".join(str(r.get("strategy")) for r in retries)
+            note = f"REPAIRED AFTER REFUSAL ({strategies}): a rule Suture does not have yet, see --as-fixture"
+        elif record.get("unrepaired_rejection"):
             note = "UNREPAIRED REJECTION (a rule Suture does not know yet)"
         elif record.get("strict_rejection"):
             note = "rejected by strict mode; never sent upstream"
-        rows.append(
-            (
-                path.stem,
-                str(record.get("timestamp", "?")),
-                str(record.get("route", "?")),
-                str(record.get("upstream_status", "?")),
-                f"{len(repairs)} {codes}" if repairs else "0",
-                note,
-            )
+        row = (
+            path.stem,
+            str(record.get("timestamp", "?")),
+            str(record.get("route", "?")),
+            str(record.get("upstream_status", "?")),
+            f"{len(repairs)} {codes}" if repairs else "0",
+            note,
         )
+        (learnt if retries else rows).append(row)
+    rows[1:1] = learnt
     if len(rows) == 1:
         print(f"no captures in {store.directory}", file=sys.stderr)
         return OK
@@ -94,5 +107,30 @@ def run_show(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"suture: {args.id}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return UNUSABLE
+    if args.as_fixture:
+        try:
+            data = _fixture(orjson.loads(data))
+        except (orjson.JSONDecodeError, LookupError) as exc:
+            print(f"suture: {args.id}: {exc}", file=sys.stderr)
+            return UNUSABLE
     write_stdout(data if data.endswith(b"\n") else data + b"\n")
     return OK
+
+
+def _fixture(record: object) -> bytes:
+    """A golden fixture skeleton (as tests/sanitizer/golden/ holds) for the rule a refusal calls for:
+    the body the provider refused, the body it then took, and what it said."""
+    retries = record.get("rejection_repairs") if isinstance(record, dict) else None
+    if not isinstance(record, dict) or not retries:
+        raise LookupError("not repaired after a refusal: no fixture to make")
+    first = retries[0]
+    refused = record.get("forwarded") or record.get("original")
+    fixture = {
+        "description": f"TODO: name the defect. The provider said: {first.get('provider_message')} "
+        f"(repaired after the refusal by {first.get('strategy')})",
+        "api": record.get("api"),
+        "before": refused,
+        "after": retries[-1].get("forwarded"),
+        "repairs": [],
+    }
+    return orjson.dumps(fixture, option=orjson.OPT_INDENT_2)

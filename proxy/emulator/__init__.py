@@ -5,16 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from .app import EmulatorConfig, Provider, build_emulator_app
+from .extra_rules import ExtraRule
 
 __all__ = ["EmulatorConfig", "build_emulator_app", "main_emulate"]
 
 
-def main_emulate(provider: str, host: str, port: int, record: Path | None, stream_delay: float) -> None:
+def main_emulate(
+    provider: str,
+    host: str,
+    port: int,
+    record: Path | None,
+    stream_delay: float,
+    extra_rules: tuple[ExtraRule, ...] = (),
+) -> None:
     """Serve the emulator on ``host:port`` with uvicorn until interrupted."""
     import uvicorn
 
     if provider not in ("openai", "anthropic"):
         raise ValueError(f"provider must be 'openai' or 'anthropic', not {provider!r}")
     typed: Provider = "openai" if provider == "openai" else "anthropic"
-    app = build_emulator_app(EmulatorConfig(provider=typed, record_path=record, stream_delay=stream_delay))
+    config = EmulatorConfig(provider=typed, record_path=record, stream_delay=stream_delay, extra_rules=extra_rules)
+    app = build_emulator_app(config)
     uvicorn.run(app, host=host, port=port, log_level="info")

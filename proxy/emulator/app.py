@@ -27,6 +27,7 @@ from sanitizer import PROVIDERS, SanitizeError, error_envelope, validate
 
 from . import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
 from .dialect import Dialect, Turn
+from .extra_rules import ExtraRule
 from .record import Recorder, parse_body, redact_headers
 from .script import count_tokens, decide_reply, new_id
 from .sse import SSEResponse
@@ -88,6 +89,8 @@ class EmulatorConfig:
     require_api_key: bool = True
     stream_delay: float = 0.0
     """Seconds between SSE frames, so a test can cut a stream half-way."""
+    extra_rules: tuple[ExtraRule, ...] = ()
+    """Refusals on top of the validator's: rules Suture's sanitizer does not know."""
 
     def __post_init__(self) -> None:
         if self.provider not in ("openai", "anthropic"):
@@ -276,6 +279,10 @@ class _Emulator:
         if violations:
             first = violations[0]
             return _json(first.status, first.body, {**headers, **first.headers})
+        for rule in self.config.extra_rules:
+            refusal = rule.refusal(body) if rule.api == dialect.api else None
+            if refusal is not None:
+                return self._error(dialect.api, refusal, headers, status=rule.status)
 
         return Turn(
             body=body,

@@ -23,6 +23,7 @@ from ..logs import access_log, log, repair_log, upstream_log
 from ..upstreams.streamed import Outcome
 from . import table
 from .context import ProxyState
+from .rejections import Retrier
 
 # Probes and scrapes: their access lines are debug-level.
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -73,6 +74,8 @@ class Exchange:
     response_started: bool = False
     outcome: str = "complete"
     watch: ClientWatch | None = None
+    retrier: Retrier | None = None
+    """Repair from the provider's refusal, when this request may be retried after one."""
 
     @staticmethod
     def of(request: Request) -> Exchange:
@@ -201,6 +204,7 @@ class Exchange:
             mode=self.mode,
             upstream_status=self.upstream_status,
             outcome=self.outcome,
+            retried=self.retrier.attempts if self.retrier is not None else 0,
         )
         # The scope holds this exchange, and this exchange the scope and the request: a cycle
         # only the garbage collector would free, for every request (17% more CPU per request

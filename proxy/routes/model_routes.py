@@ -8,14 +8,14 @@ import fnmatch
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import SecretStr
 
 from sanitizer.providers import accepts
 
-from ..settings import BUILTIN_TARGETS, ConfigError, Settings, key_problem
+from ..settings import BUILTIN_TARGETS, ConfigError, RejectionRepairSettings, Settings, key_problem
 
 Protocol = Literal["openai", "anthropic", "litellm"]
 
@@ -40,6 +40,7 @@ class Target:
     builtin: bool = False
     repairs_for: frozenset[str] = frozenset()
     """The client formats whose bodies the sanitizer can repair for ``provider``."""
+    rejection_repair: RejectionRepairSettings = field(default_factory=RejectionRepairSettings)
 
     def repair_provider(self, api: str) -> str | None:
         """The provider to pass to ``sanitize`` for a body of ``api``; None: the format's own rules."""
@@ -100,6 +101,7 @@ def build_router(settings: Settings, environ: Mapping[str, str] | None = None) -
             api_base=cfg.api_base,
             api_key=key,
             repairs_for=_repairable(cfg.provider),
+            rejection_repair=cfg.rejection_repair,
         )
     # Compiled as fnmatchcase would: model names are case-sensitive at every provider.
     rules = [(re.compile(fnmatch.translate(r.match)), targets[r.upstream]) for r in settings.routes]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -63,20 +64,47 @@ async def send_via_litellm(
     watch = exchange.watch_client()
     exchange.upstream = target.name
     sent = time.perf_counter()
+    retrier = exchange.retrier
     try:
         with watch:
-            answer = await via_litellm.call(call)
+            while True:
+                try:
+                    answer = await via_litellm.call(call)
+                    break
+                except via_litellm.GatewayError as exc:
+                    if retrier is None or not exc.outcome.isdigit():
+                        raise
+                    retrier.settled(exc.status)
+                    # A provider's refusal of the transcript may say what to repair: once more, repaired.
+                    again = await retrier.repaired(exc.status, exc.message) if retrier.wants(exc.status) else None
+                    if again is None:
+                        raise
+                    call = dataclasses.replace(call, body=again)
+                    restore = {**restore, **retrier.restore_ids}
+                    sent = time.perf_counter()
     except via_litellm.GatewayError as exc:
+        if retrier is not None:
+            retrier.settled(exc.status if exc.outcome.isdigit() else exc.outcome)
         response = error_response(provider, exc.status, secrets.redact_text(exc.message))
+        if retrier is not None and retrier.attempts:
+            response.headers["x-suture-retried"] = str(retrier.attempts)
         refused = exc.status if exc.outcome.isdigit() else None
         # No error field: a provider may quote the key it refused.
         exchange.no_answer(exc.outcome, status=refused, body=bytes(response.body)[:MAX_ERROR_BYTES])
         return response
     exchange.answered(200, sent)
+    retried = {}
+    if retrier is not None:
+        retrier.settled(200)
+        if retrier.attempts:
+            retried["x-suture-retried"] = str(retrier.attempts)
     if not stream:
         exchange.ended(Outcome())
-        return Response(orjson.dumps(via_litellm.restore_ids(answer, restore)), media_type="application/json")
-    return via_litellm.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended)
+        content = orjson.dumps(via_litellm.restore_ids(answer, restore))
+        return Response(content, media_type="application/json", headers=retried)
+    relay = via_litellm.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended)
+    relay.headers = [*relay.headers, *((k.encode(), v.encode()) for k, v in retried.items())]
+    return relay
 
 
 def _timeout(timeouts: TimeoutSettings) -> httpx.Timeout:

@@ -13,6 +13,7 @@ from starlette.types import ASGIApp
 
 from ..capture import MAX_ERROR_BYTES
 from ..client_watch import ClientGone
+from ..http1 import Response
 from ..settings import RouteSettings
 from ..upstreams.native import Relay, UncheckableEncoding, UpstreamError, forward_headers
 from ..upstreams.streamed import Outcome
@@ -20,6 +21,7 @@ from . import table
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import Target
+from .rejections import MAX_REFUSAL_BYTES
 
 
 async def forward(
@@ -47,14 +49,30 @@ async def forward(
     exchange.upstream = upstream.base_url
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
     sent = time.perf_counter()
+    retrier = exchange.retrier
+    read: tuple[bytes, bool] | None = None
     try:
         with watch:
             response = await upstream.open(
                 request.method, path, query=query, headers=headers, content=content, stream=stream
             )
+            while retrier is not None and retrier.wants(response.status_code):
+                # A refusal of the transcript may say what to repair: read it before relaying it.
+                read = await _read_refusal(response)
+                encoding = response.header("content-encoding") or ""
+                again = await retrier.repaired_bytes(response.status_code, read[0], encoding) if read[1] else None
+                if again is None:
+                    break
+                read = None
+                response.close()
+                sent = time.perf_counter()
+                response = await upstream.open(request.method, path, query=query, headers=headers, content=again)
+                retrier.settled(response.status_code)
     except ClientGone as exc:
         return exchange.client_gone(exc.reason)
     except UpstreamError as exc:
+        if retrier is not None:
+            retrier.settled(exc.outcome)
         exchange.no_answer(exc.outcome, error=exc.cause)
         return error_response(provider, exc.status, exc.describe())
     status = response.status_code
@@ -71,7 +89,10 @@ async def forward(
             on_done=partial(exchange.ended, encoding=encoding),
             keep_head=keep,
             secrets=state.secrets,
+            read=read,
         )
+        if retrier is not None and retrier.attempts:
+            relay.headers.append((b"x-suture-retried", str(retrier.attempts).encode()))
         if status == 404 and exchange.route is not None and exchange.route.upstream_path is not None:
             # A path Suture built itself: the base URL in the settings is the likely culprit.
             setting = f"{provider.name}.upstream" if target is None else f"upstreams.{target.name}.base_url"
@@ -88,6 +109,19 @@ async def forward(
             f"the upstream {upstream.base_url} answered in content-encoding {exc}, although Suture asked for identity; "
             "Suture relays only what it can check for its keys",
         )
+
+
+async def _read_refusal(response: Response) -> tuple[bytes, bool]:
+    """An error answer's body, if short enough to be a refusal worth reading, and whether that was all."""
+    length = response.header("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_REFUSAL_BYTES:
+        return b"", False
+    data = b""
+    async for chunk in response.aiter_raw():
+        data += chunk
+        if len(data) > MAX_REFUSAL_BYTES:
+            return data, False
+    return data, True
 
 
 # How Suture's own key is sent for each kind of provider: the client's credential headers it

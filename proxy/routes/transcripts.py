@@ -22,6 +22,7 @@ from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import PROTOCOL_APIS
+from .rejections import Retrier
 from .send_litellm import send_via_litellm
 from .send_native import forward
 
@@ -130,6 +131,9 @@ async def proxy_transcript(
     if state.capture is not None:
         forwarded = result.body if content is not raw else None
         exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
+    allowance = target.rejection_repair if target is not None else cfg.rejection_repair
+    if mode == "repair" and allowance.enabled and isinstance(result.body, dict):
+        exchange.retrier = Retrier(exchange, api, rules_for, model, state.policy, allowance, result.body, len(content))
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
         return await send_via_litellm(exchange, cfg, api, target, sent, result.restore_ids)

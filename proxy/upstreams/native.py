@@ -377,9 +377,12 @@ class Relay(StreamedAnswer):
         on_done: Callable[[Outcome], None] | None = None,
         keep_head: int = 0,
         secrets: Secrets | None = None,
+        read: tuple[bytes, bool] | None = None,
     ) -> None:
         super().__init__(watch=watch, on_done=on_done, keep_head=keep_head)
         self.upstream = upstream
+        # The body's first bytes, already read (a refusal Suture looked at), and whether that was all of it.
+        self.read = read
         self.status_code = upstream.status_code
         headers = relay_headers(upstream)
         self._mask: StreamMask | None = None
@@ -396,12 +399,20 @@ class Relay(StreamedAnswer):
         self.headers = headers
 
     def chunks(self) -> AsyncIterator[bytes]:
+        source = self.upstream.aiter_raw() if self.read is None else self._after_read(*self.read)
         if self._mask is None:
-            return self.upstream.aiter_raw()
-        return self._checked(self._mask, self._decoder)
+            return source
+        return self._checked(source, self._mask, self._decoder)
 
-    async def _checked(self, mask: StreamMask, decoder: Any) -> AsyncIterator[bytes]:
-        async for chunk in self.upstream.aiter_raw():
+    async def _after_read(self, head: bytes, whole: bool) -> AsyncIterator[bytes]:
+        if head:
+            yield head
+        if not whole:
+            async for chunk in self.upstream.aiter_raw():
+                yield chunk
+
+    async def _checked(self, source: AsyncIterator[bytes], mask: StreamMask, decoder: Any) -> AsyncIterator[bytes]:
+        async for chunk in source:
             checked = mask.feed(decoder.decompress(chunk) if decoder is not None else chunk)
             if checked:
                 yield checked

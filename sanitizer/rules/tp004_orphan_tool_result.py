@@ -63,7 +63,7 @@ class OrphanToolResult(Rule):
             if not orphans:
                 continue
             if fold:
-                transcript.entries[index] = self._fold(entry, orphans, ctx)
+                transcript.entries[index] = self.fold(entry, orphans, ctx)
                 continue
             for part in orphans:
                 ctx.report(
@@ -76,13 +76,14 @@ class OrphanToolResult(Rule):
             removals.append((entry, orphans))
         transcript.remove_parts(removals)
 
-    def _fold(self, entry: Entry, orphans: list[Part], ctx: Context) -> Entry:
+    def fold(self, entry: Entry, orphans: list[Part], ctx: Context, reporter: Rule | None = None) -> Entry:
+        """``entry`` with each of ``orphans`` turned into labelled user text (reported as ``reporter``'s)."""
         doomed = {id(p) for p in orphans}
         texts: list[Entry] = []
         for part in orphans:
             content = _plain(ctx.dialect.payload(part))
             ctx.report(
-                self,
+                reporter or self,
                 "folded",
                 entry,
                 part.call_id,

@@ -46,7 +46,24 @@ def test_emulate_hands_its_arguments_to_the_emulator(monkeypatch: pytest.MonkeyP
     record = tmp_path / "r.jsonl"
     argv = ["emulate", "--provider", "anthropic", "--port", "9999", "--record", str(record), "--stream-delay", "0.5"]
     assert cli.main(argv) == 0
-    assert calls == [("anthropic", "127.0.0.1", 9999, record, 0.5)]
+    assert calls == [("anthropic", "127.0.0.1", 9999, record, 0.5, ())]
+
+
+def test_emulate_reads_extra_rules_and_refuses_a_bad_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import proxy.emulator
+    from proxy.emulator.extra_rules import ExtraRule
+
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(proxy.emulator, "main_emulate", lambda *args: calls.append(args))
+    rules = tmp_path / "rules.json"
+    rules.write_text('[{"api": "openai-chat", "same_role_runs": true, "message": "messages[{n}]: alternate"}]')
+    assert cli.main(["emulate", "--provider", "openai", "--extra-rules", str(rules)]) == 0
+    assert calls[0][-1] == (ExtraRule(api="openai-chat", same_role_runs=True, message="messages[{n}]: alternate"),)
+    rules.write_text('[{"api": "openai-chat", "message": "no condition"}]')
+    assert cli.main(["emulate", "--provider", "openai", "--extra-rules", str(rules)]) == 2
+    assert "rule 0: extra rule: give exactly one of" in capsys.readouterr().err
 
 
 # Settings that once passed validation and then failed in the running server: a traceback in the

@@ -1,0 +1,177 @@
+"""Repair from the provider's own refusal: a transcript the upstream still refuses (400, 422,
+Responses' 404 for an item) is repaired where the refusal says, and sent once more, before the
+client sees a byte of the first answer.
+
+The sanitizer reads the refusal and repairs (``sanitizer.rejection``); this module reads the
+refusal's bytes, decides whether another try is allowed, and writes down what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+import orjson
+
+from sanitizer import Policy
+from sanitizer.rejection import REJECTION_STATUSES, RejectionRepair, refusal_message, repair_rejection
+
+from ..client_watch import ClientGone
+from ..logs import log, repair_log
+from ..settings import RejectionRepairSettings
+
+if TYPE_CHECKING:
+    from .exchange import Exchange
+
+# A refusal is a short JSON error; anything longer is relayed unread.
+MAX_REFUSAL_BYTES = 64 * 1024
+# Bodies past this size are repaired in a worker thread (as in transcripts.py).
+_OFF_LOOP_BYTES = 256 * 1024
+
+
+@dataclass(eq=False, slots=True)
+class Retrier:
+    """One request's allowance of retries after refusals, and the body as it was last sent."""
+
+    exchange: Exchange
+    api: str
+    rules_for: str | None
+    model: str | None
+    policy: Policy
+    settings: RejectionRepairSettings
+    body: Any
+    size: int
+    """The last body's size in bytes: big ones are repaired off the event loop."""
+    attempts: int = 0
+    strategy: str | None = None
+    """The strategy of the retry in flight, until its answer is known."""
+    restore_ids: dict[str, str] = field(default_factory=dict)
+    """Tool-call ids the retries' repairs rewrote for the provider, mapped back to the client's."""
+
+    def wants(self, status: int) -> bool:
+        """Whether an answer with ``status`` may be a transcript refusal worth another try."""
+        return status in REJECTION_STATUSES and self.attempts < self.settings.max_attempts
+
+    async def repaired_bytes(self, status: int, refusal: bytes, encoding: str) -> bytes | None:
+        """The body to send again, serialised, for a refusal read from the wire; None: relay it."""
+        message = _message(refusal, encoding)
+        if message is None:
+            return None
+        body = await self.repaired(status, message)
+        if body is None:
+            return None
+        content = orjson.dumps(body)
+        self.size = len(content)
+        return content
+
+    async def repaired(self, status: int, message: str) -> dict[str, Any] | None:
+        """The body to send again for the provider's refusal ``message``; None: give the client the refusal."""
+        exchange = self.exchange
+        work = partial(
+            repair_rejection,
+            self.body,
+            api=self.api,
+            status=status,
+            message=message,
+            provider=self.rules_for,
+            policy=self.policy,
+            model=self.model,
+        )
+        try:
+            if self.size > _OFF_LOOP_BYTES:
+                with exchange.watch_client():
+                    outcome = await anyio.to_thread.run_sync(work)
+            else:
+                outcome = work()
+        except ClientGone:
+            raise
+        except Exception:
+            # A fault in the sanitizer must not cost the client its answer: it gets the refusal.
+            repair_log.exception(
+                "repair from the refusal failed", extra={"fields": {"request_id": exchange.request_id}}
+            )
+            return None
+        said = exchange.state.secrets.redact_text(message)[:500]
+        if outcome.body is None:
+            log(
+                repair_log,
+                logging.INFO,
+                "refusal not repaired",
+                request_id=exchange.request_id,
+                status=status,
+                reason=outcome.why,
+                provider_message=said,
+            )
+            return None
+        self.attempts += 1
+        self.strategy = outcome.strategy
+        self.body = outcome.body
+        self.restore_ids.update(outcome.restore_ids)
+        self._record(outcome, status, said)
+        return outcome.body
+
+    def settled(self, status: int | str) -> None:
+        """The retry's answer came (``status``), or none did: counted once per retry."""
+        if self.strategy is None:
+            return
+        accepted = isinstance(status, int) and status < 400
+        label = self.exchange.provider.name if self.exchange.provider is not None else ""
+        self.exchange.state.metrics.rejection_repairs.labels(
+            label, "accepted" if accepted else "refused_again", self.strategy
+        ).inc()
+        self.strategy = None
+
+    def _record(self, outcome: RejectionRepair, status: int, said: str) -> None:
+        exchange = self.exchange
+        exchange.repairs_found += len(outcome.repairs)
+        exchange.repairs_applied += len(outcome.repairs)
+        metrics = exchange.state.metrics
+        for repair in outcome.repairs:
+            metrics.repairs.labels(repair.code, repair.rule, "repair").inc()
+            log(
+                repair_log,
+                logging.INFO,
+                "repair after rejection",
+                request_id=exchange.request_id,
+                upstream_status=status,
+                provider_message=said,
+                strategy=outcome.strategy,
+                code=repair.code,
+                rule=repair.rule,
+                action=repair.action,
+                message_index=repair.message_index,
+                tool_call_id=repair.tool_call_id,
+                detail=repair.detail,
+            )
+        if exchange.capture is not None:
+            exchange.capture.rejection_repairs.append(
+                {
+                    "upstream_status": status,
+                    "provider_message": said,
+                    "strategy": outcome.strategy,
+                    "codes": list(outcome.codes),
+                    "repairs": [r.as_dict() for r in outcome.repairs],
+                    "forwarded": outcome.body,
+                }
+            )
+
+
+def _message(refusal: bytes, encoding: str) -> str | None:
+    encoding = encoding.strip().lower()
+    if encoding in ("gzip", "x-gzip", "deflate"):
+        try:
+            refusal = zlib.decompressobj(47).decompress(refusal, MAX_REFUSAL_BYTES)
+        except zlib.error:
+            return None
+    elif encoding not in ("", "identity"):
+        return None
+    try:
+        return refusal_message(orjson.loads(refusal))
+    except orjson.JSONDecodeError:
+        text = refusal.decode("utf-8", "replace").strip()
+        # A plain-text refusal (some gateways, vLLM's templates) is its own message.
+        return text or None

@@ -1,0 +1,148 @@
+"""Repair from a provider's own refusal: what its message names, fixed, for one more try.
+
+However complete the rules, providers add new ones. A refusal usually says what is wrong and
+where (``messages.3.content.1``, ``messages[5]``, a tool-call id, an item id). :func:`repair_rejection`
+reads it (``_reading``) and repairs that: first with the rules that clear the violation the
+message is (its text matches a registry template), else with the first of :data:`STRATEGIES`
+that changes the body. Pure, like the rest of the sanitizer: the proxy decides whether to retry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._model import Repair
+from .._policy import Policy
+from ..dialects import DIALECTS
+from ..rules import RULES, Context
+from ..rules._base import Rule
+from ..validation._registry import REGISTRY
+from ._reading import REJECTION_STATUSES, Reading, read
+from ._strategy import Strategy
+from ._target import named
+from .rj001_answer_named_call import AnswerNamedCall
+from .rj002_fold_named_result import FoldNamedResult
+from .rj003_drop_named_scaffolding import DropNamedScaffolding
+from .rj004_convert_named_block import ConvertNamedBlock
+from .rj005_merge_named_message import MergeNamedMessage
+from .rj006_drop_empty_named_message import DropEmptyNamedMessage
+
+__all__ = ["REJECTION_STATUSES", "STRATEGIES", "RejectionRepair", "Strategy", "refusal_message", "repair_rejection"]
+
+STRATEGIES: tuple[Strategy, ...] = (
+    AnswerNamedCall(),
+    FoldNamedResult(),
+    DropNamedScaffolding(),
+    ConvertNamedBlock(),
+    MergeNamedMessage(),
+    DropEmptyNamedMessage(),
+)
+_DEFAULT_POLICY = Policy()
+
+
+@dataclass(frozen=True, slots=True)
+class RejectionRepair:
+    """What :func:`repair_rejection` made of a refusal.
+
+    ``body`` is None when nothing should be retried; ``why`` then says why. Otherwise
+    ``strategy`` names what repaired it: ``rules`` (the registry named the violation) or a
+    strategy's name, and ``repairs`` lists each change.
+    """
+
+    body: dict[str, Any] | None
+    why: str
+    strategy: str | None = None
+    codes: tuple[str, ...] = ()
+    repairs: list[Repair] = field(default_factory=list)
+    restore_ids: dict[str, str] = field(default_factory=dict)
+
+
+def repair_rejection(
+    body: Any,
+    *,
+    api: str,
+    status: int,
+    message: str,
+    provider: str | None = None,
+    policy: Policy | None = None,
+    model: str | None = None,
+) -> RejectionRepair:
+    """Repair what ``message`` (a provider's refusal, with ``status``, of ``body`` as sent) names.
+
+    The input is never mutated. A refusal that is not about the transcript (context length,
+    model, credentials, quota, content policy, another parameter), names a place the body does
+    not have, or names nothing Suture can change gives ``body=None``.
+    """
+    dialect = DIALECTS.get(api)
+    if dialect is None or not isinstance(body, dict):
+        return RejectionRepair(None, f"not a transcript of a known format ({api})")
+    reading = read(body, api, status, message)
+    if not reading.about_transcript:
+        return RejectionRepair(None, reading.why)
+    try:
+        transcript = dialect.parse(body)
+    except Exception as exc:  # a body the sanitizer cannot read is the provider's to refuse
+        return RejectionRepair(None, f"the body cannot be parsed: {exc}")
+    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model or _model(body))
+    strategy = _repair(transcript, ctx, api, reading)
+    if strategy is None:
+        return RejectionRepair(None, "nothing the refusal names can be changed", codes=reading.codes)
+    sent = {p.call_id for _, p in transcript.parts()}
+    restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
+    return RejectionRepair(dialect.render(transcript), "", strategy, reading.codes, ctx.repairs, restore)
+
+
+def _repair(transcript: Any, ctx: Context, api: str, reading: Reading) -> str | None:
+    if reading.codes:
+        # The provider's text is a violation the registry knows: the rules that clear it apply,
+        # whether or not the route's provider binds them (an OpenAI-compatible upstream may be vLLM).
+        for rule in RULES:
+            named_codes = set(rule.fixes) & set(reading.codes)
+            if named_codes and (rule.apis is None or api in rule.apis):
+                rule.apply(transcript, _bound_for(rule, ctx, named_codes))
+        if ctx.repairs:
+            return "rules"
+    target = named(transcript, api, reading)
+    for strategy in STRATEGIES:
+        strategy.repair(transcript, ctx, target)
+        if ctx.repairs:
+            return strategy.name
+    return None
+
+
+def _bound_for(rule: Rule, ctx: Context, codes: set[str]) -> Context:
+    """``ctx``, its provider one the rule is for when the route's is not: the one whose text it was."""
+    if rule.providers is None or ctx.provider in rule.providers:
+        return ctx
+    reporting = [p for code in sorted(codes) for p in REGISTRY[code].providers if p in rule.providers]
+    provider = reporting[0] if reporting else sorted(rule.providers)[0]
+    # The same record of repairs: only the provider differs.
+    return dataclasses.replace(ctx, provider=provider)
+
+
+def _model(body: dict[str, Any]) -> str | None:
+    model = body.get("model")
+    return model if isinstance(model, str) else None
+
+
+def refusal_message(payload: Any) -> str | None:
+    """The provider's message in an error body, whatever its envelope: ``{"error": {"message"}}``
+    (OpenAI, Anthropic, Gemini), ``{"message"}`` (Bedrock, Mistral), ``{"error": "..."}``, or a
+    list of those (Gemini's streaming endpoint)."""
+    if isinstance(payload, list) and payload:
+        payload = payload[0]
+    if not isinstance(payload, dict):
+        return None
+    error = payload.get("error")
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    if isinstance(payload.get("message"), str):
+        return str(payload["message"])
+    if isinstance(error, str):
+        return error
+    detail = payload.get("detail")  # FastAPI-based servers (vLLM...)
+    if isinstance(detail, str):
+        return detail
+    return None
