@@ -14,6 +14,7 @@ import calendar
 import collections
 import contextlib
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +50,7 @@ class Entry:
     outcome: str
     """complete, client disconnected, rejected (by the provider), strict (refused by Suture)..."""
     capture: bytes | None = field(default=None, repr=False)
-    """The capture JSON (as ``suture captures`` writes it), when kept."""
+    """The capture JSON (as ``suture captures`` writes it), zlib-compressed, when kept."""
 
     @property
     def rejected(self) -> bool:
@@ -80,11 +81,16 @@ class Entry:
             "has_capture": self.capture is not None,
         }
 
+    def capture_json(self) -> bytes | None:
+        """The capture file's bytes."""
+        return None if self.capture is None else zlib.decompress(self.capture)
+
     def record(self) -> dict[str, Any] | None:
         """The capture, parsed."""
-        if self.capture is None:
+        data = self.capture_json()
+        if data is None:
             return None
-        record: dict[str, Any] = orjson.loads(self.capture)
+        record: dict[str, Any] = orjson.loads(data)
         return record
 
 
@@ -104,11 +110,17 @@ def outcome_of(rejection: str | None, upstream_status: int | str | None, outcome
 
 
 def encode_capture(record: Mapping[str, Any]) -> bytes | None:
-    """A capture as the file ``suture captures`` writes would hold it; None if it cannot be encoded."""
+    """A capture as the file ``suture captures`` writes holds it, compressed; None if it cannot be encoded.
+
+    Transcripts repeat themselves (each turn resends the whole history's style): compressed, the
+    same cap holds several times more of them, and the ring's byte count is what it really holds
+    (orjson's own output buffer can be many times its length).
+    """
     try:
-        return orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError:  # nested deeper than orjson writes
         return None
+    return zlib.compress(data, 1)
 
 
 class Counts:
@@ -197,7 +209,7 @@ def _without_capture(entry: Entry) -> Entry:
 
 
 def entry_from_capture(seq: int, record: Mapping[str, Any], capture: bytes) -> Entry:
-    """A capture file as the page lists it (``suture captures serve``)."""
+    """A capture file as the page lists it (``suture captures serve``); ``capture``: the file's bytes."""
     status = record.get("upstream_status")
     stamp = str(record.get("timestamp", ""))
     try:
@@ -220,5 +232,5 @@ def entry_from_capture(seq: int, record: Mapping[str, Any], capture: bytes) -> E
         duration_ms=0.0,
         repairs=tuple(dict.fromkeys(str(r.get("code", "?")) for r in record.get("repairs") or ())),
         outcome=outcome_of(record.get("strict_rejection"), status, "complete"),
-        capture=capture,
+        capture=zlib.compress(capture, 1),
     )

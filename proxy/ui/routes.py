@@ -301,10 +301,11 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
     async def download(request: Request) -> Response:
         request_id = request.path_params["request_id"]
         entry = source.find(request_id) if _ID.fullmatch(request_id) else None
-        if entry is None or entry.capture is None:
+        data = entry.capture_json() if entry is not None else None
+        if data is None:
             return PlainTextResponse("no capture kept for this request", status_code=404)
         return Response(
-            entry.capture,
+            data,
             media_type="application/json",
             headers={"content-disposition": f'attachment; filename="suture-{request_id}.json"'},
         )
