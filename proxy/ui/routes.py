@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import re
 import urllib.parse
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +29,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..capture import CaptureStore
+from ..server_protocol import ON_SHUTDOWN_SCOPE_KEY
 from . import chart
 from .ring import Counts, Entry, Ring, entry_from_capture
 from .transcript import TranscriptDiff, compare
@@ -238,21 +239,51 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
         except ValueError:
             after = 0
 
+        on_shutdown: set[Callable[[], None]] | None = request.scope.get(ON_SHUTDOWN_SCOPE_KEY)
+
         async def stream() -> AsyncIterator[bytes]:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + STREAM_SECONDS
+            closing = asyncio.Event()
+
+            def close() -> None:
+                nonlocal deadline
+                deadline = 0.0
+                closing.set()
+
+            if on_shutdown is not None:
+                on_shutdown.add(close)
+            try:
+                async for chunk in rows(closing, lambda: deadline - loop.time()):
+                    yield chunk
+            finally:
+                if on_shutdown is not None:
+                    on_shutdown.discard(close)
+
+        async def rows(closing: asyncio.Event, left: Callable[[], float]) -> AsyncIterator[bytes]:
             with ring.subscribe() as queue:
                 yield b"retry: 500\n\n"
                 missed = [e for e in ring.entries if e.seq > after]
                 for entry in missed:
                     yield _event(entry)
                 seen = missed[-1].seq if missed else after
-                while (left := deadline - loop.time()) > 0:
+                while (remaining := left()) > 0:
+                    getting = asyncio.ensure_future(queue.get())
+                    stopping = asyncio.ensure_future(closing.wait())
                     try:
-                        entry = await asyncio.wait_for(queue.get(), min(left, KEEPALIVE_SECONDS))
-                    except TimeoutError:
-                        yield b": keep-alive\n\n"
+                        done, _ = await asyncio.wait(
+                            (getting, stopping),
+                            timeout=min(remaining, KEEPALIVE_SECONDS),
+                            return_when=asyncio.FIRST_COMPLETED,
+                        )
+                    finally:
+                        getting.cancel()
+                        stopping.cancel()
+                    if getting not in done or getting.cancelled():
+                        if not closing.is_set():
+                            yield b": keep-alive\n\n"
                         continue
+                    entry = getting.result()
                     if entry.seq > seen:
                         seen = entry.seq
                         yield _event(entry)
