@@ -218,3 +218,32 @@ def test_without_the_key_on_a_non_loopback_bind_the_page_is_refused(page: Any, u
         page.locator(f'tr[data-id="{request_id}"]').wait_for(timeout=2000)
         # The browser reports each 401 answer as a console error; nothing else may appear.
         assert [p for p in page.problems if "401" not in p] == []
+
+
+def test_the_offline_capture_page_shows_the_same_diff(page: Any, upstreams: dict[str, str], tmp_path: Path) -> None:
+    from proxy.capture import CaptureStore
+    from proxy.ui.routes import CaptureSource, build_page
+
+    def sides() -> list[list[str]]:
+        return [
+            page.locator(f"#{side} li.message").evaluate_all(
+                "rows => rows.map(r => [r.dataset.index, r.dataset.role, r.dataset.marks, r.innerText].join('|'))"
+            )
+            for side in ("before", "after")
+        ]
+
+    with suture(openai={"upstream": upstreams["openai"]}, ui={"enabled": True}, capture={"dir": tmp_path}) as url:
+        request_id = chat(url, INTERRUPTED_CHAT, tools=TOOLS).headers["x-request-id"]
+        page.goto(url + f"/suture/requests/{request_id}")
+        live = sides()
+        deadline = time.monotonic() + 10
+        while not CaptureStore(tmp_path).files():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    with running_server(build_page(CaptureSource(CaptureStore(tmp_path)))) as offline:
+        page.goto(offline + "/")
+        page.locator(f'tr[data-id="{request_id}"] a.open').click()
+        page.wait_for_url(f"**/requests/{request_id}")
+        assert sides() == live
+        assert any("|synthetic|" in row for row in live[1])
+        assert page.problems == []
