@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import openai
 import orjson
 import pytest
 
@@ -29,18 +31,15 @@ REPO = Path(__file__).resolve().parents[2]
 def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
     """A capture directory holding one repaired request, made by a running Suture; and its request id."""
     directory = tmp_path_factory.mktemp("captures")
-    import openai
-
-    with running_server(build_emulator_app(EmulatorConfig(provider="openai"))) as upstream:
-        with suture(openai={"upstream": upstream + "/v1"}, capture={"dir": directory}) as url:
-            client = openai.OpenAI(base_url=url + "/v1", api_key="sk-offline", max_retries=0)
-            raw = client.chat.completions.with_raw_response.create(
-                model="gpt-4o", messages=INTERRUPTED_CHAT, tools=TOOLS
-            )  # type: ignore[arg-type]
-            deadline = time.monotonic() + 10
-            while not CaptureStore(directory).files():
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+    with contextlib.ExitStack() as stack:
+        upstream = stack.enter_context(running_server(build_emulator_app(EmulatorConfig(provider="openai"))))
+        url = stack.enter_context(suture(openai={"upstream": upstream + "/v1"}, capture={"dir": directory}))
+        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-offline", max_retries=0)
+        raw = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=INTERRUPTED_CHAT, tools=TOOLS)  # type: ignore[arg-type]
+        deadline = time.monotonic() + 10
+        while not CaptureStore(directory).files():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
     yield directory, raw.headers["x-request-id"]
 
 
