@@ -190,9 +190,10 @@ def _rules() -> dict[str, dict[str, str]]:
         doc = rule.documentation()
         what = doc.split("What it repairs:", 1)[-1].split("\n\n", 1)[0]
         text = " ".join(what.split())
-        first = re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
-        first = first if len(first) <= 240 else first[:239] + "…"
-        out[rule.code] = {"code": rule.code, "name": rule.name, "summary": first, "doc": doc}
+        # The paragraph under "What it repairs", whole: its sentences quote providers and agents,
+        # so cutting at the first full stop would cut inside a quotation.
+        summary = text if len(text) <= 300 else text[:299] + "…"
+        out[rule.code] = {"code": rule.code, "name": rule.name, "summary": summary, "doc": doc}
     return out
 
 

@@ -1,7 +1,7 @@
 """The page in a real browser (the system's chromium, driven by Playwright), with the official
 SDKs as Suture's clients: live rows, the before/after view, filters, untrusted text, the key.
 
-Screenshots of the list and of a request page go to docs/ with SUTURE_UPDATE_SCREENSHOTS=1.
+Screenshots of the list and of a request page go to docs/ with UPDATE_SCREENSHOTS=1.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def chat(url: str, messages: list[dict[str, Any]], **kw: Any) -> Any:
 
 
 def shot(tab: Any, name: str, tmp_path: Path) -> None:
-    target = DOCS if os.environ.get("SUTURE_UPDATE_SCREENSHOTS") else tmp_path
+    target = DOCS if os.environ.get("UPDATE_SCREENSHOTS") else tmp_path
     target.mkdir(exist_ok=True)
     tab.screenshot(path=str(target / name), full_page=True)
 
@@ -93,7 +93,11 @@ def test_a_broken_request_appears_live_and_its_page_shows_the_repair(
         assert row.locator(".badge").all_inner_texts() == ["TP002", "TP001"]
         assert row.locator(".outcome").inner_text() == "complete"
         assert page.locator("tr.request").count() == 2  # added without a reload
+        assert page.locator("#total").inner_text() == "2"
+        page.reload()
+        assert page.locator("svg.chart").is_visible()  # the counts of the last hour, drawn by the server
         shot(page, "ui-list.png", tmp_path)
+        row = page.locator(f'tr.request[data-id="{request_id}"]')
 
         row.locator("a.open").click()
         page.wait_for_url(f"**/suture/requests/{request_id}")

@@ -54,6 +54,8 @@ def test_the_page_lists_a_repaired_request_and_serves_its_capture(openai_emulato
         assert "'unsafe-inline'" not in page.headers["content-security-policy"]
         assert page.headers["x-content-type-options"] == "nosniff"
         assert f'data-id="{request_id}"' in page.text
+        # The counts of the last hour, drawn by the server as inline SVG (no script, no CDN).
+        assert '<svg class="chart"' in page.text and ">TP001 repairs<" in page.text
         detail = httpx.get(url + f"/suture/requests/{request_id}")
         assert detail.status_code == 200 and "mark-synthetic" in detail.text
         assert "A tool call that no result answers anywhere in the transcript" in detail.text

@@ -57,8 +57,10 @@ function addRow(table, row) {
 function live(table) {
   const form = document.getElementById("filters");
   const source = new EventSource(table.dataset.events);
+  const total = document.getElementById("total");
   source.addEventListener("row", (event) => {
     const row = JSON.parse(event.data);
+    if (total) total.textContent = String(Number(total.textContent) + 1);
     if (matches(row, form)) addRow(table, row);
   });
 }
