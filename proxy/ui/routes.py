@@ -227,6 +227,7 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
                 "routes": routes,
                 "live": source.live,
                 "last_seq": max((e.seq for e in entries), default=0),
+                "memory": (source.ring.bytes, source.ring.max_bytes) if isinstance(source, LiveSource) else None,
                 "chart": chart.draw(counts.series()),
             },
         )
