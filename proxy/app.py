@@ -15,7 +15,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .capture import Capturer, CaptureStore
@@ -52,6 +52,12 @@ def build_app(settings: Settings) -> Starlette:
     proxy = Proxy.from_url(settings.upstream_proxy.get_secret_value()) if settings.upstream_proxy else None
     if settings.capture.dir is not None:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
+    page: list[BaseRoute] = []
+    if settings.ui.enabled:
+        from .ui.live import page_for
+
+        state.ui, mount = page_for(settings)
+        page.append(mount)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -100,7 +106,7 @@ def build_app(settings: Settings) -> Starlette:
             await via_litellm.aclose()
             via_litellm.log_redaction.registries.remove(state.secrets)
 
-    served = routes(settings)
+    served = [*page, *routes(settings)]
     state.fixed_paths = fixed_paths(served)
     app = SutureApp(
         routes=served,

@@ -117,6 +117,8 @@ def secrets_of(settings: Settings, router: Router) -> Secrets:
     for target in router.targets:
         if target.api_key is not None:
             values.append(target.api_key.get_secret_value())
+    if settings.ui.api_key is not None:
+        values.append(settings.ui.api_key.get_secret_value())
     if settings.upstream_proxy is not None:
         parts = urllib.parse.urlsplit(settings.upstream_proxy.get_secret_value())
         if parts.password:

@@ -17,6 +17,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .client_watch import ABORT_SCOPE_KEY, ON_DISCONNECT_SCOPE_KEY
 
+ON_SHUTDOWN_SCOPE_KEY = "suture.on_shutdown"
+
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 100
 
@@ -41,6 +43,14 @@ class SutureHttpProtocol(HttpToolsProtocol):
     _too_many = ""
     _on_lost: set[Callable[[], None]] | None = None
     """What to call when the connection is lost: the watches of its requests in flight."""
+    _on_shutdown: set[Callable[[], None]] | None = None
+    """What to call when the server shuts down: answers that never end by themselves (the page's
+    event stream), which would otherwise hold the shutdown for its whole grace period."""
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        for callback in list(self._on_shutdown or ()):
+            callback()
 
     def data_received(self, data: bytes) -> None:
         if self._head_open:
@@ -77,11 +87,12 @@ class SutureHttpProtocol(HttpToolsProtocol):
         if self._too_many:
             raise _HeadTooLarge
         if self._on_lost is None:
-            self._on_lost = set()
+            self._on_lost, self._on_shutdown = set(), set()
         # The scope uvicorn made for this request as its message began; the app reads them.
         scope = self.scope
         scope[ABORT_SCOPE_KEY] = self.transport.abort  # type: ignore[literal-required]
         scope[ON_DISCONNECT_SCOPE_KEY] = self._on_lost  # type: ignore[literal-required]
+        scope[ON_SHUTDOWN_SCOPE_KEY] = self._on_shutdown  # type: ignore[literal-required]
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

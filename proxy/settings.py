@@ -339,6 +339,42 @@ class CaptureSettings(_Section):
         return value
 
 
+class UiSettings(_Section):
+    """The page of recent requests and what Suture repaired in them (off by default)."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Serve the page under path: recent requests live, each transcript before and after repair.",
+    )
+    path: str = Field(
+        default="/suture",
+        pattern=r"^(/[A-Za-z0-9._~-]+)+$",
+        description="Where the page is served; must not clash with a provider's path.",
+    )
+    max_entries: int = Field(default=1000, gt=0, description="Requests the page remembers; the oldest go first.")
+    max_bytes: int = Field(
+        default=64 * MiB, ge=64 * 1024, description="Memory the remembered requests may take, bodies included."
+    )
+    keep_bodies: bool = Field(
+        default=True,
+        description="Keep the bodies of repaired, rejected or refused requests (as captures do); false keeps "
+        "metadata only.",
+    )
+    api_key: SecretStr | None = Field(
+        default=None,
+        description="Key the page asks for (environment only, SUTURE_UI_API_KEY); required when host is not a "
+        "loopback address.",
+    )
+
+    @field_validator("api_key")
+    @classmethod
+    def _usable_key(cls, value: SecretStr | None) -> SecretStr | None:
+        problem = None if value is None else key_problem(value.get_secret_value())
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+
 # Every provider name the core's provider table takes, for any format: what sanitize() and validate() take.
 _PROVIDERS = frozenset(p for names in ACCEPTED.values() for p in names)
 
@@ -399,7 +435,7 @@ class RouteRule(_Section):
     upstream: str = Field(description="A name from upstreams, or openai / anthropic for the built-in sections.")
 
 
-_SECRET_FIELDS = ("upstream_api_key", "client_api_key")
+_SECRET_FIELDS = ("upstream_api_key", "client_api_key", "api_key")
 _UPSTREAMS_FIELD: Any = Field(default_factory=dict, description="Named upstreams that routes send requests to.")
 _ROUTES_FIELD = Field(
     default=(), description="Model-name routes, first match wins; unmatched requests use the sections above."
@@ -449,6 +485,7 @@ class SettingsBase(BaseSettings):
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
     capture: CaptureSettings = CaptureSettings()
+    ui: UiSettings = UiSettings()
 
     @field_validator("upstream_proxy")
     @classmethod

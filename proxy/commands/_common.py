@@ -194,3 +194,16 @@ def write_stdout(data: bytes) -> None:
     else:
         buffer.write(data)
         buffer.flush()
+
+
+def print_diff(original: Any, forwarded: Any, repairs: list[dict[str, Any]], api: str) -> None:
+    """The before/after view on stdout: coloured on a terminal (unless NO_COLOR), plain otherwise."""
+    import os
+    import shutil
+
+    from ..ui.terminal import render
+    from ..ui.transcript import compare
+
+    colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 120
+    sys.stdout.write(render(compare(original, forwarded, repairs, api), width=width, colour=colour))

@@ -1,4 +1,4 @@
-"""``suture captures list|show``: the requests the proxy captured (see ``capture`` in the config)."""
+"""``suture captures list|show|serve``: the requests the proxy captured (see ``capture`` in the config)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from ..capture import CaptureStore
-from ._common import OK, UNUSABLE, write_stdout
+from ._common import OK, UNUSABLE, print_diff, write_stdout
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,11 +30,22 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="for a capture repaired after a refusal: a golden fixture skeleton for the rule it calls for",
     )
-    for each in (listing, show):
+    show.add_argument(
+        "--diff", action="store_true", help="the transcript before and after, one line per message, changes marked"
+    )
+    serve = actions.add_parser(
+        "serve",
+        help="the page of the captures, offline and read-only, on a loopback port",
+        description="Serve Suture's page (the list, each transcript before and after) from a capture "
+        "directory, read-only, on 127.0.0.1 only.",
+    )
+    serve.add_argument("--port", type=int, default=8789, help="loopback port (default 8789)")
+    for each in (listing, show, serve):
         each.add_argument("--dir", type=Path, help="capture directory (default: capture.dir of the settings)")
         each.add_argument("--config", type=Path, help="YAML settings file to read capture.dir from")
     listing.set_defaults(handler=run_list)
     show.set_defaults(handler=run_show)
+    serve.set_defaults(handler=run_serve)
 
 
 def _store(args: argparse.Namespace) -> CaptureStore:
@@ -113,6 +124,15 @@ def run_show(args: argparse.Namespace) -> int:
         except (orjson.JSONDecodeError, LookupError) as exc:
             print(f"suture: {args.id}: {exc}", file=sys.stderr)
             return UNUSABLE
+    if args.diff:
+        try:
+            record = orjson.loads(data)
+            repairs = [r for r in record.get("repairs") or () if isinstance(r, dict)]
+            print_diff(record.get("original"), record.get("forwarded"), repairs, str(record.get("api")))
+        except (orjson.JSONDecodeError, AttributeError):
+            print(f"suture: {args.id}: not a capture file", file=sys.stderr)
+            return UNUSABLE
+        return OK
     write_stdout(data if data.endswith(b"\n") else data + b"\n")
     return OK
 
@@ -134,3 +154,22 @@ def _fixture(record: object) -> bytes:
         "repairs": [],
     }
     return orjson.dumps(fixture, option=orjson.OPT_INDENT_2)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..ui.routes import CaptureSource, build_page
+
+    try:
+        store = _store(args)
+    except LookupError as exc:
+        print(f"suture: {exc}", file=sys.stderr)
+        return UNUSABLE
+    if not store.directory.is_dir():
+        print(f"suture: {store.directory}: no such directory", file=sys.stderr)
+        return UNUSABLE
+    print(f"suture: serving the captures of {store.directory} at http://127.0.0.1:{args.port}/", file=sys.stderr)
+    # Loopback only, and no key: the captures are this machine's user's files, shown to them.
+    uvicorn.run(build_page(CaptureSource(store)), host="127.0.0.1", port=args.port, log_level="warning")
+    return OK

@@ -17,6 +17,7 @@ from ._common import (
     examine,
     load,
     parse_policy,
+    print_diff,
     provider_of,
     repair_table,
     repairable,
@@ -45,6 +46,12 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("-o", "--output", type=Path, metavar="OUT", help="write the repaired body here")
     parser.add_argument("--json", action="store_true", help="repairs as JSON lines on stderr")
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="print the transcript before and after, one line per message with changes marked, instead of "
+        "the repaired body (which -o still writes)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -67,8 +74,11 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"suture: {args.output}: cannot write: {exc.strerror or exc}", file=sys.stderr)
             return UNUSABLE
-    else:
+    elif not args.diff:
         write_stdout(data)
+    if args.diff:
+        changed = findings.repaired if findings.repairs else None
+        print_diff(payload.body, changed, [r.as_dict() for r in findings.repairs], payload.api)
     if args.json:
         for repair in findings.repairs:
             sys.stderr.write(orjson.dumps(repair.as_dict()).decode() + "\n")

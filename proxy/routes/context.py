@@ -13,6 +13,7 @@ from ..capture import Capturer
 from ..metrics import Metrics
 from ..redaction import Secrets
 from ..settings import Settings
+from ..ui.feed import Feed
 from ..upstreams.native import Upstream
 from .model_routes import Router
 
@@ -37,6 +38,13 @@ class ProxyState:
     """The event loop the lifespan runs on, which serves every request."""
     fixed_paths: frozenset[str] = frozenset()
     """Paths without a template: the metrics label them by themselves."""
+    ui: Feed | None = None
+    """Set when the page is on (``ui.enabled``): every finished request is recorded in its ring."""
+
+    @property
+    def drafts(self) -> bool:
+        """Whether requests keep a capture draft: for the capture directory, or for the page's bodies."""
+        return self.capture is not None or (self.ui is not None and self.ui.ring.keep_bodies)
 
 
 def state_of(request: Request) -> ProxyState:

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Scope
+
+from sanitizer import Repair
 
 from ..capture import STRICT_REJECTED, CaptureDraft
 from ..client_watch import ABORT_SCOPE_KEY, DISCONNECTED, ON_DISCONNECT_SCOPE_KEY, STALLED, ClientWatch
@@ -51,6 +55,9 @@ class Exchange:
     label: str | None = None
     """The route's label in the metrics and the access line, when its path does not give it."""
     mode: str | None = None
+    model: str | None = None
+    """The model the body (or Gemini's path) names, for the page's list."""
+    repairs: Sequence[Repair] = ()
     repairs_found: int = 0
     repairs_applied: int = 0
     capture: CaptureDraft | None = None
@@ -125,12 +132,8 @@ class Exchange:
 
     def wants_error_body(self, status: int) -> bool:
         """Whether the capture needs the answer's first bytes (an error answer it will keep)."""
-        return (
-            self.capture is not None
-            and self.state.capture is not None
-            and status >= 400
-            and self.capture.wanted(status)
-        )
+        # A draft exists only when a capture or the page will keep it.
+        return self.capture is not None and status >= 400 and self.capture.wanted(status)
 
     # ---------------------------------------------------------------- the tail, written once
 
@@ -178,8 +181,7 @@ class Exchange:
                     error=answer.error,
                     bytes_relayed=answer.bytes_sent,
                 )
-        if self.capture is not None:
-            self._capture(self.capture, status)
+        record = self._capture(self.capture, status) if self.capture is not None else None
         scope = self.scope
         path: str = scope["path"]
         # Templated paths (Gemini's, Bedrock's) are labelled by their pattern: a bounded set.
@@ -206,6 +208,8 @@ class Exchange:
             outcome=self.outcome,
             retried=self.retrier.attempts if self.retrier is not None else 0,
         )
+        if self.state.ui is not None:
+            self.state.ui.record(self, route, elapsed, record)
         # The scope holds this exchange, and this exchange the scope and the request: a cycle
         # only the garbage collector would free, for every request (17% more CPU per request
         # under load, measured). Broken here, once nothing reads them any more.
@@ -239,12 +243,15 @@ class Exchange:
             bytes_relayed=relayed,
         )
 
-    def _capture(self, draft: CaptureDraft, status: int | str | None) -> None:
-        store = self.state.capture
-        if store is None:
-            return
+    def _capture(self, draft: CaptureDraft, status: int | str | None) -> dict[str, Any] | None:
+        """The capture record, when this request is one to keep, handed to the capture store if on."""
         if self.rejection is not None:
-            store.submit(draft.finish(STRICT_REJECTED, rejection=self.rejection))
+            record = draft.finish(STRICT_REJECTED, rejection=self.rejection)
         elif status is not None and draft.wanted(status):
             head = self.answer.head if self.answer is not None else self.refused_body
-            store.submit(draft.finish(status, head, self.answer_encoding))
+            record = draft.finish(status, head, self.answer_encoding)
+        else:
+            return None
+        if self.state.capture is not None:
+            self.state.capture.submit(record)
+        return record

@@ -127,6 +127,7 @@ class Retrier:
 
     def _record(self, outcome: RejectionRepair, status: int, said: str) -> None:
         exchange = self.exchange
+        exchange.repairs = [*exchange.repairs, *outcome.repairs]
         exchange.repairs_found += len(outcome.repairs)
         exchange.repairs_applied += len(outcome.repairs)
         metrics = exchange.state.metrics

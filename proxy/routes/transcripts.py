@@ -53,6 +53,8 @@ async def proxy_transcript(
 
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
+    named = body.get("model") if isinstance(body, dict) else None
+    exchange.model = model or (named if isinstance(named, str) else None)
     api = route.api
     # The route table (`routes:`) applies to Chat, Responses and Messages requests, by their model.
     target = state.router.resolve(body.get("model")) if route.routed and isinstance(body, dict) else None
@@ -85,7 +87,7 @@ async def proxy_transcript(
         )
         result = SanitizeResult(body=body, repairs=[])
 
-    exchange.repairs_found = len(result.repairs)
+    exchange.repairs, exchange.repairs_found = result.repairs, len(result.repairs)
     for repair in result.repairs:
         _log_repair(exchange.request_id, repair, mode)
         state.metrics.repairs.labels(repair.code, repair.rule, mode).inc()
@@ -107,7 +109,7 @@ async def proxy_transcript(
             state.metrics.rejections.labels(provider.name).inc()
             listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
             message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
-            if state.capture is not None:
+            if state.drafts:
                 exchange.capture = _capture_draft(exchange, cfg, api, mode, body, None, result.repairs)
                 exchange.rejection = message
             return error_response(provider, 400, message)
@@ -128,7 +130,7 @@ async def proxy_transcript(
         # Nothing changed (or report mode): the client's own bytes, so prompt caches and
         # thinking signatures upstream see exactly what the client sent.
         content = raw
-    if state.capture is not None:
+    if state.drafts:
         forwarded = result.body if content is not raw else None
         exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
     allowance = target.rejection_repair if target is not None else cfg.rejection_repair

@@ -1,0 +1,42 @@
+"""The page in ``suture serve``: its ring, fed by every exchange, and its mount under ``ui.path``."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from starlette.routing import Mount
+
+from ..routes import table
+from ..settings import ConfigError, Settings
+from .feed import Feed
+from .ring import Ring
+from .routes import LiveSource, build_page
+
+_OWN_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (or ``localhost``): only this machine can reach it."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def page_for(settings: Settings) -> tuple[Feed, Mount]:
+    """The page's feed and mount, when ``ui.enabled``; raises ConfigError on an unsafe setup."""
+    ui = settings.ui
+    if not is_loopback(settings.host) and ui.api_key is None:
+        raise ConfigError(
+            f"ui.enabled on {settings.host}, not a loopback address, needs a key for the page: set SUTURE_UI_API_KEY"
+        )
+    taken = [*_OWN_PATHS, *(p for route in table.ROUTES for p in route.paths)]
+    for path in taken:
+        first = "/" + path.strip("/").split("/")[0]
+        if ui.path == path or ui.path == first or ui.path.startswith(first + "/"):
+            raise ConfigError(f"ui.path {ui.path} clashes with Suture's path {path}: choose another")
+    feed = Feed(Ring(ui.max_entries, ui.max_bytes, keep_bodies=ui.keep_bodies), ui.path)
+    key = ui.api_key.get_secret_value() if ui.api_key is not None else None
+    return feed, Mount(ui.path, app=build_page(LiveSource(feed.ring), key=key))
