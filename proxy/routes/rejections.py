@@ -141,12 +141,7 @@ class Retrier:
                 upstream_status=status,
                 provider_message=said,
                 strategy=outcome.strategy,
-                code=repair.code,
-                rule=repair.rule,
-                action=repair.action,
-                message_index=repair.message_index,
-                tool_call_id=repair.tool_call_id,
-                detail=repair.detail,
+                **repair.as_dict(),
             )
         if exchange.capture is not None:
             exchange.capture.rejection_repairs.append(

@@ -192,10 +192,5 @@ def _log_repair(request_id: str, repair: Repair, mode: str) -> None:
         "repair" if mode == "repair" else "repair not applied",
         request_id=request_id,
         mode=mode,
-        code=repair.code,
-        rule=repair.rule,
-        action=repair.action,
-        message_index=repair.message_index,
-        tool_call_id=repair.tool_call_id,
-        detail=repair.detail,
+        **repair.as_dict(),
     )

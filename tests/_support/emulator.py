@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,14 @@ class Emulator:
     url: str
     app: Starlette
     record: Path
+
+
+def recorded_requests(record: Path) -> list[dict[str, Any]]:
+    """The requests an emulator started with ``record_path=record`` received, oldest first."""
+    if not record.exists():
+        return []
+    lines = record.read_text(encoding="utf-8").splitlines()
+    return [e for e in map(json.loads, lines) if "event" not in e]
 
 
 def bedrock_client(url: str) -> Any:

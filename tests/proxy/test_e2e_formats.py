@@ -42,6 +42,7 @@ from starlette.routing import Route
 from proxy.app import build_app
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.settings import ConfigError, Settings
+from tests._support.emulator import recorded_requests
 from tests._support.proxy_e2e import LogLines, suture, wait_for
 from tests._support.seed_transcripts import (
     BEDROCK_TOOL_CONFIG,
@@ -87,10 +88,7 @@ class Stack:
     suture: str
 
     def requests(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        lines = self.record.read_text(encoding="utf-8").splitlines()
-        return [e for e in map(json.loads, lines) if "event" not in e]
+        return recorded_requests(self.record)
 
     def openai(self, *, direct: bool = False) -> openai.OpenAI:
         base = self.emulator if direct else self.suture

@@ -24,6 +24,7 @@ from google.genai import types as genai_types
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
 from proxy.emulator.extra_rules import ExtraRule
+from tests._support.emulator import recorded_requests
 from tests._support.proxy_e2e import LogLines, suture, wait_for
 from tests._support.servers import running_server
 
@@ -88,10 +89,7 @@ class Stack:
     suture: str
 
     def requests(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        lines = self.record.read_text(encoding="utf-8").splitlines()
-        return [e for e in map(json.loads, lines) if "event" not in e]
+        return recorded_requests(self.record)
 
     def openai(self) -> openai.OpenAI:
         return openai.OpenAI(base_url=self.suture + "/v1", api_key=KEY, max_retries=0, timeout=10)

@@ -14,7 +14,6 @@ Native Gemini (google-genai, the model named in the URL) and Gemini's OpenAI-com
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
+from tests._support.emulator import recorded_requests
 from tests._support.proxy_e2e import suture
 from tests._support.servers import running_server
 
@@ -71,10 +71,7 @@ class Stack:
     suture: str
 
     def requests(self) -> list[dict[str, Any]]:
-        if not self.record.exists():
-            return []
-        lines = self.record.read_text(encoding="utf-8").splitlines()
-        return [e for e in map(json.loads, lines) if "event" not in e]
+        return recorded_requests(self.record)
 
     def gemini(self, *, direct: bool = False, vertex: bool = False) -> genai.Client:
         options = genai_types.HttpOptions(base_url=self.emulator if direct else self.suture, timeout=10_000)
