@@ -47,8 +47,8 @@ class AnthropicMessages(Dialect):
                 return False
             role = message.get("role")
             content = message.get("content")
-            if role != "assistant":
-                turn_servers = set()
+            if turn_servers and role != "assistant":
+                turn_servers.clear()
             if type(content) is str:
                 if pending or not content.strip() or role not in ROLES:
                     return False
