@@ -279,6 +279,12 @@ class PolicySettings(_Section):
         "auto: drop it for the models known to refuse prefill (Claude Opus 4.6-4.8, Sonnet 4.6, Sonnet 5, Fable 5); "
         "for DeepSeek's reasoner and Mistral, which take it in prefix mode only, add a 'Continue.' user turn after it.",
     )
+    trailing_thinking: Literal["continue", "drop"] | None = Field(
+        default=None,
+        description="A final assistant message Anthropic refuses for its thinking (ending in thinking, or holding "
+        "thinking while thinking is disabled). continue: add a 'Continue.' user turn after it, keeping the signed "
+        "blocks; drop: remove the thinking blocks at fault (their text stays in the repair record).",
+    )
     missing_thought_signature: Literal["dummy", "leave"] | None = Field(
         default=None,
         description="A replayed Gemini 3 function call without its thought signature. dummy: give it Google's "

@@ -13,6 +13,7 @@ TrailingToolCall = Literal["pair", "leave"]
 OrphanToolResult = Literal["fold", "drop"]
 MissingThoughtSignature = Literal["dummy", "leave"]
 TrailingAssistant = Literal["keep", "drop", "auto"]
+TrailingThinking = Literal["continue", "drop"]
 
 DEFAULT_SYNTHETIC_RESULT = (
     "Tool call `{name}` was interrupted before a result came back. "
@@ -67,6 +68,13 @@ class Policy:
         user message "Continue." after it rather than dropping what may be a prompt its author
         wrote, and ``drop`` removes it (not when it holds reasoning_content or system messages
         follow it, which refer to it: "Continue." is added then too).
+    trailing_thinking: what to do with a final assistant message that Anthropic refuses for its
+        thinking blocks: one that ends in thinking (a turn interrupted after its thinking), or
+        one that holds thinking while the request disables thinking. ``continue`` (default)
+        adds the user message "Continue." after it, so the signed blocks are kept as they are;
+        ``drop`` removes the thinking blocks at fault (every one when thinking is disabled, the
+        trailing ones otherwise; their text is kept in the repair record), so the message stays
+        a prefill.
     """
 
     orphan_tool_call: OrphanToolCall = "pair"
@@ -77,6 +85,7 @@ class Policy:
     bridge_text: str = DEFAULT_BRIDGE_TEXT
     missing_thought_signature: MissingThoughtSignature = "dummy"
     trailing_assistant: TrailingAssistant = "auto"
+    trailing_thinking: TrailingThinking = "continue"
 
     def __post_init__(self) -> None:
         if self.orphan_tool_call not in ("pair", "drop"):
@@ -91,6 +100,8 @@ class Policy:
             )
         if self.trailing_assistant not in ("keep", "drop", "auto"):
             raise PolicyError(f"trailing_assistant must be 'keep', 'drop' or 'auto', not {self.trailing_assistant!r}")
+        if self.trailing_thinking not in ("continue", "drop"):
+            raise PolicyError(f"trailing_thinking must be 'continue' or 'drop', not {self.trailing_thinking!r}")
         for name in ("synthetic_result_text", "stub_tool_description", "bridge_text"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():

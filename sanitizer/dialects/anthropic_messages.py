@@ -30,10 +30,14 @@ class AnthropicMessages(Dialect):
             return False
         pending: set[str] = set()
         calls_seen: set[str] = set()
+        # Server calls opened in the current assistant turn (consecutive assistant messages).
+        turn_servers: set[Any] = set()
         last = len(messages) - 1
         if _trailing_whitespace(messages[last]):
             return False
         thinking = body.get("thinking")
+        if _final_thinking(messages[last], type(thinking) is dict and thinking.get("type") == "enabled"):
+            return False
         # With thinking on, the API merges consecutive assistant messages into a turn that must
         # start with thinking: such runs are left to the full pass.
         if type(thinking) is dict and thinking.get("type") == "enabled" and _assistant_run(messages):
@@ -43,6 +47,8 @@ class AnthropicMessages(Dialect):
                 return False
             role = message.get("role")
             content = message.get("content")
+            if turn_servers and role != "assistant":
+                turn_servers.clear()
             if type(content) is str:
                 if pending or not content.strip() or role not in ROLES:
                     return False
@@ -99,13 +105,15 @@ class AnthropicMessages(Dialect):
                         if type(server_id) is not str:
                             return False
                         server_calls.add(server_id)
+                        turn_servers.add(server_id)
                     elif kind == "tool_result":
                         return False
                     elif kind.endswith("_tool_result"):
                         answered = block.get("tool_use_id")
-                        if type(answered) is not str:
+                        if type(answered) is not str or answered not in turn_servers:
                             return False
                         server_calls.discard(answered)
+                        turn_servers.discard(answered)
                 if server_calls and index != last:
                     return False
             else:
@@ -126,9 +134,10 @@ class AnthropicMessages(Dialect):
             path = f"messages[{index}]"
             message = require_object(raw, path)
             role = message.get("role")
-            if role not in ROLES:
-                hint = "; put system prompts in the top-level `system` field" if role == "system" else ""
-                raise SanitizeError(f"{path}.role", f"must be 'user' or 'assistant', not {role!r}{hint}")
+            # A system message inside messages is a transcript problem (AN014 moves it to the
+            # top-level system field), not a shape error; any other role is.
+            if role not in ROLES and role != "system":
+                raise SanitizeError(f"{path}.role", f"must be 'user' or 'assistant', not {role!r}")
             parts = _parts(message.get("content"), f"{path}.content")
             require_sides(parts, role, f"{path}.content", caller="assistant", answerer="user")
             entries.append(Entry(role, parts, message, index))
@@ -188,6 +197,18 @@ def _trailing_whitespace(message: Any) -> bool:
     if type(content) is list and content and type(content[-1]) is dict and content[-1].get("type") == "text":
         content = content[-1].get("text")
     return type(content) is str and content[-1:].isspace()
+
+
+def _final_thinking(message: Any, enabled: bool) -> bool:
+    """A final assistant message ending in thinking, or holding any while thinking is disabled."""
+    if type(message) is not dict or message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    if type(content) is not list or not content:
+        return False
+    if enabled:
+        return type(content[-1]) is dict and content[-1].get("type") in _THINKING
+    return any(type(block) is dict and block.get("type") in _THINKING for block in content)
 
 
 def _blank(block: dict[str, Any]) -> bool:

@@ -1,15 +1,17 @@
 """The repair rules, one per module, and the order they run in.
 
-Order matters (pydantic-ai's rationale, extended): first make ids unambiguous, then drop the
-results nothing can own, then move what exists to where it belongs, and only then synthesize
-what is still missing; cosmetic fixes for empty content come last, since earlier repairs can
-leave a message empty. A last turn's orphan results are kept as text just before orphans are
-dropped; turns are added around call turns (and calls signed) only once same-role runs are merged.
-Once empty messages are gone, a final assistant message a model cannot take is dropped, which
-can make the turn before it the last tool round; then thinking is put first in every assistant
-turn (after all the moves that can split a turn from its thinking), and only then is the final
-assistant text trimmed. A conversation that all this left with no message gets its placeholder
-at the very end.
+Order matters (pydantic-ai's rationale, extended): system messages an Anthropic body holds in
+``messages`` go to its top-level field before any rule looks at turns; then make ids
+unambiguous, then drop the results nothing can own, then move what exists to where it belongs,
+and only then synthesize what is still missing; cosmetic fixes for empty content come last,
+since earlier repairs can leave a message empty. A last turn's orphan results are kept as text
+just before orphans are dropped; turns are added around call turns (and calls signed) only once
+same-role runs are merged. Once empty messages are gone, a final assistant message a model
+cannot take is dropped, which can make the turn before it the last tool round; then thinking is
+put first in every assistant turn (after all the moves that can split a turn from its
+thinking), a final message the API refuses for its thinking is settled, and only then is the
+final assistant text trimmed. A conversation that all this left with no message gets its
+placeholder at the very end.
 
 Chat bodies get their null content and id-less tool messages settled first, so every later rule
 sees strings and ids (a tool message whose call cannot be known is then an orphan like any other).
@@ -37,6 +39,9 @@ from .an010_tool_use_not_last import ToolUseNotLast
 from .an011_thinking_not_first import ThinkingNotFirst
 from .an012_tool_input_not_object import ToolInputNotObject
 from .an013_duplicate_tool_definition import DuplicateToolDefinition
+from .an014_system_role_message import SystemRoleMessage
+from .an015_orphan_server_tool_result import OrphanServerToolResult
+from .an016_final_thinking import FinalThinking
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -69,6 +74,7 @@ from .tp006_reused_tool_call_id import ReusedToolCallId
 from .tp007_duplicate_tool_call import DuplicateToolCall
 
 RULES: tuple[Rule, ...] = (
+    SystemRoleMessage(),
     UnstoredItem(),
     DuplicateItemId(),
     ForeignOutputId(),
@@ -82,6 +88,7 @@ RULES: tuple[Rule, ...] = (
     ToolInputNotObject(),
     TrailingOrphanResponse(),
     OrphanToolResult(),
+    OrphanServerToolResult(),
     DuplicateToolResult(),
     ToolResultNotFirst(),
     ToolUseNotLast(),
@@ -95,6 +102,7 @@ RULES: tuple[Rule, ...] = (
     EmptyMessage(),
     UnsupportedPrefill(),
     ThinkingNotFirst(),
+    FinalThinking(),
     PrefillTrailingWhitespace(),
     ToolsNotDefined(),
     DuplicateToolDefinition(),

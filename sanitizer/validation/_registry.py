@@ -171,13 +171,4 @@ UNREPAIRABLE: Mapping[str, str] = MappingProxyType(
     }
 )
 
-NOT_YET_REPAIRED: Mapping[str, str] = MappingProxyType(
-    {
-        "anthropic.A2": "a server-tool result (advisor_tool_result...) with no server_tool_use before it: TP004 "
-        "drops orphan tool_result blocks only",
-        "anthropic.A10-system": "a system message inside messages: sanitize rejects the body as malformed, "
-        "pointing to the top-level system field, instead of moving it there",
-        "anthropic.thinking-final": "a final assistant message ending in thinking, or holding thinking when "
-        "thinking is disabled: dropping the signed blocks needs a rule and a policy",
-    }
-)
+NOT_YET_REPAIRED: Mapping[str, str] = MappingProxyType({})

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sanitizer.validation._anthropic import A13
+
 pytest_plugins = ["pytester"]
 
 GOLDEN = Path(__file__).resolve().parents[1] / "sanitizer" / "golden"
@@ -28,15 +30,17 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     (payloads / "openai.log").write_text(
         json.dumps({"level": "error", "request": json.dumps(OPENAI_SEED["before"])}), encoding="utf-8"
     )
-    # Anthropic refuses a final assistant message ending in thinking, and Suture has no rule for it
-    # (anthropic.thinking-final is in the registry's NOT_YET_REPAIRED).
+    # Thinking on, and the last tool round's assistant turn lost its thinking block: only the signed
+    # original would do, so no repair exists (anthropic.A13 is in the registry's UNREPAIRABLE).
     unknown = {
         "model": "claude-sonnet-4-5",
         "max_tokens": 2048,
         "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
         "messages": [
             {"role": "user", "content": "a"},
-            {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]},
         ],
     }
     (payloads / "unknown.json").write_text(json.dumps(unknown), encoding="utf-8")
@@ -84,7 +88,7 @@ def test_failure_shows_the_violations_left_after_repair(project: pytest.Pytester
     assert (
         "payloads/unknown.json (anthropic-messages) is still invalid for anthropic after Suture's repair.\n"
         "Violations (- fixed by the repair, ! still there; 1 left):\n"
-        "  ! anthropic.thinking-final [message 1]: The final block in an assistant message cannot be `thinking`.\n"
+        f"  ! anthropic.A13 [message 1]: {A13.format(n=1, found='tool_use')}\n"
         "Repairs applied: none\n"
     ) in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
@@ -154,13 +158,15 @@ def test_the_plugin_and_suture_check_agree_for_every_provider_name(tmp_path: Pat
     from proxy.pytest_plugin import assert_repairs as plugin
     from sanitizer.providers import ACCEPTED
 
-    thinking_final = {
+    thinking_lost = {
         "model": "claude-sonnet-4-5",
         "max_tokens": 2048,
         "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
         "messages": [
             {"role": "user", "content": "a"},
-            {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]},
         ],
     }
     bodies = [
@@ -182,8 +188,8 @@ def test_the_plugin_and_suture_check_agree_for_every_provider_name(tmp_path: Pat
                 ],
             },
         ),
-        # Thinking last: a rule Suture does not have yet, so still invalid for every provider.
-        ("anthropic-messages", thinking_final),
+        # The last tool round's thinking was lost: unrepairable (A13), so still invalid for every provider.
+        ("anthropic-messages", thinking_lost),
     ]
     verdicts = []
     for index, (api, body) in enumerate(bodies):

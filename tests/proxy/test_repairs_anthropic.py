@@ -283,3 +283,95 @@ def test_a_tool_defined_twice_word_for_word_is_sent_once(stack: Stack) -> None:
     repairs, forwarded = stack.accepted(body)
     assert repairs == 1
     assert forwarded["tools"] == [ls, read]
+
+
+# --- A system message inside messages ----------------------------------------------------------
+
+
+def test_a_system_message_in_messages_moves_to_the_top_level_system(stack: Stack) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "system": "You are a weather agent.",
+        "messages": [
+            {"role": "system", "content": "Answer in French."},
+            {"role": "user", "content": "Weather in Paris?"},
+        ],
+    }
+    assert stack.rejected(body) == (
+        'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
+        'not "system" as an input message role.'
+    )
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["system"] == "You are a weather agent.\n\nAnswer in French."
+    assert forwarded["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
+
+
+# --- A server tool's result with no server_tool_use before it ----------------------------------
+
+
+def test_a_server_tool_result_without_its_call_is_folded_into_text(stack: Stack) -> None:
+    advice = {
+        "type": "advisor_tool_result",
+        "tool_use_id": "srvtoolu_01JjfQsdhSJkT7qLCL7Pj9jc",
+        "content": {"type": "advisor_result", "text": "Check the forecast for tomorrow too."},
+    }
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": [advice, {"type": "text", "text": "It is sunny."}]},
+            {"role": "user", "content": "And tomorrow?"},
+        ],
+    }
+    assert stack.rejected(body) == (
+        "messages.1.content.0: unexpected `tool_use_id` found in `advisor_tool_result` blocks: "
+        "srvtoolu_01JjfQsdhSJkT7qLCL7Pj9jc. Each `advisor_tool_result` block must have a corresponding "
+        "`server_tool_use` block before it."
+    )
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert kinds(forwarded["messages"][1]) == ["text", "text"]
+    assert "Check the forecast for tomorrow too." in forwarded["messages"][1]["content"][0]["text"]
+
+
+# --- A final assistant message Anthropic refuses for its thinking ------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_final_assistant_message_ending_in_thinking_is_continued(stack: Stack, stream: bool) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 2048,
+        "thinking": THINKING,
+        "messages": [{"role": "user", "content": "Weather in Paris?"}, {"role": "assistant", "content": [THINK]}],
+    }
+    assert stack.rejected(body) == "The final block in an assistant message cannot be `thinking`."
+
+    repairs, forwarded = stack.accepted(body, stream=stream)
+    assert repairs == 1
+    assert forwarded["messages"][1] == {"role": "assistant", "content": [THINK]}
+    assert forwarded["messages"][2]["role"] == "user"
+
+
+def test_thinking_in_the_final_message_with_thinking_disabled_is_continued(stack: Stack) -> None:
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": [THINK, {"type": "text", "text": "Let me check"}]},
+        ],
+    }
+    assert stack.rejected(body) == (
+        "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`."
+    )
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["messages"][:2] == body["messages"]
+    assert [m["role"] for m in forwarded["messages"]] == ["user", "assistant", "user"]

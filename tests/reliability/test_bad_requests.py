@@ -123,7 +123,7 @@ WRONG_TYPES: dict[str, list[tuple[Any, str]]] = {
         ({}, "messages: must be a list"),
         (["x"], "messages[0]: must be an object"),
         ([{"role": 5, "content": "x"}], "messages[0].role"),
-        ([{"role": "system", "content": "x"}], "messages[0].role: must be 'user' or 'assistant'"),
+        ([{"role": "tool", "content": "x"}], "messages[0].role: must be 'user' or 'assistant'"),
         ([{"role": "user", "content": 5}], "messages[0].content"),
         ([{"role": "user", "content": [5]}], "messages[0].content[0]: must be an object"),
         ([{"role": "user", "content": [{"type": 5}]}], "messages[0].content[0].type"),

@@ -93,8 +93,8 @@ BAD_BODIES: list[tuple[str, Any, str]] = [
     ),
     (
         "anthropic-messages",
-        {"messages": [{"role": "system", "content": "x"}]},
-        "messages[0].role: must be 'user' or 'assistant', not 'system'; put system prompts in the top-level",
+        {"messages": [{"role": "tool", "content": "x"}]},
+        "messages[0].role: must be 'user' or 'assistant', not 'tool'",
     ),
     ("anthropic-messages", {"messages": [{"role": "user"}]}, "messages[0].content: is required"),
     (
