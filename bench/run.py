@@ -89,6 +89,11 @@ class Placement:
     litellm: list[int] = field(default_factory=list)
     note: str = ""
 
+    @property
+    def nginx(self) -> list[int]:
+        # nginx is a proxy like the others: on their core, busy only when they are not.
+        return self.suture
+
     def prefix(self, role: str) -> list[str]:
         cores: list[int] = getattr(self, role)
         return ["taskset", "-c", ",".join(map(str, cores))] if cores else []
@@ -150,6 +155,86 @@ class Procs:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+def _which_nginx() -> str | None:
+    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
+
+
+def ensure_nginx() -> str | None:
+    """nginx's executable, installed from Debian's package when missing (as root); None if it cannot be."""
+    if _which_nginx() or shutil.which("apt-get") is None or os.geteuid() != 0:
+        return _which_nginx()
+    say("  installing nginx (apt-get install -y nginx) ...")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "nginx"]
+    subprocess.run(install, env=env, capture_output=True, check=False)
+    if _which_nginx() is None:  # a stale package list: update it once and try again
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
+        subprocess.run(install, env=env, capture_output=True, check=False)
+    return _which_nginx()
+
+
+def nginx_config(prefix: Path, port: int, upstream_port: int, *, connections: int = 8192) -> str:
+    """nginx as the floor of one more hop: one worker, keep-alive both ways, nothing buffered, no logs.
+
+    Everything it writes (pid, error log, temp dirs) is under ``prefix``.
+    """
+    return f"""daemon off;
+master_process on;
+worker_processes 1;
+worker_rlimit_nofile {connections * 2};
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+user root;
+events {{
+    worker_connections {connections};
+    multi_accept on;
+}}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/client_body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    keepalive_timeout 120s;
+    keepalive_requests 1000000;
+    client_max_body_size 0;
+    upstream mock {{
+        server 127.0.0.1:{upstream_port};
+        keepalive {connections};
+        keepalive_requests 1000000;
+        keepalive_timeout 120s;
+    }}
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location / {{
+            proxy_pass http://mock;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 300s;
+        }}
+    }}
+}}
+"""
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's open-file limit to its hard limit (children inherit it); the new soft limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
 
 
 def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> bool:
@@ -353,7 +438,8 @@ general_settings:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer requests: a smoke run of a minute or two")
-    parser.add_argument("--no-litellm", action="store_true", help="direct and Suture only")
+    parser.add_argument("--no-litellm", action="store_true", help="no LiteLLM")
+    parser.add_argument("--no-nginx", action="store_true", help="no nginx")
     args = parser.parse_args()
     quick = args.quick
     rounds = 200 if quick else 2000
@@ -385,6 +471,9 @@ def main() -> int:
     if not args.no_litellm:
         litellm_python = ensure_venv("litellm", LITELLM_REQS)
 
+    nginx_exe = None if args.no_nginx else ensure_nginx()
+    say(f"open-file limit raised to {raise_fd_limit()} (inherited by every process started here)")
+
     procs = Procs()
     tmp = Path(tempfile.mkdtemp(prefix="suture-bench-"))
     try:
@@ -395,6 +484,7 @@ def main() -> int:
             placement,
             load_python,
             litellm_python,
+            nginx_exe,
             quick=quick,
             rounds=rounds,
             t_rounds=t_rounds,
@@ -414,6 +504,7 @@ def run(
     placement: Placement,
     load_python: Path,
     litellm_python: Path | None,
+    nginx_exe: str | None,
     *,
     quick: bool,
     rounds: int,
@@ -509,11 +600,32 @@ def run(
                 f"vs Suture. Its log ends:\n{tail}"
             )
 
-    openai_targets = [direct, sut] + ([lit] if lit else [])
+    ngx: Target | None = None
+    nginx_proc = None
+    if args.no_nginx:
+        say("nginx: skipped (--no-nginx)")
+    elif nginx_exe is None:
+        say("nginx: not installed and could not be (apt-get install nginx); going on without it")
+    else:
+        nginx_port, prefix = free_port(), tmp / "nginx"
+        prefix.mkdir()
+        (prefix / "nginx.conf").write_text(nginx_config(prefix, nginx_port, mock_port))
+        nginx_proc = procs.start(
+            [*placement.prefix("nginx"), nginx_exe, "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
+            log=tmp / "nginx.log",
+        )
+        if wait_ready(f"http://127.0.0.1:{nginx_port}/v1/models", nginx_proc, tmp / "nginx.log", 20):
+            ngx = Target("nginx", f"http://127.0.0.1:{nginx_port}")
+            version = subprocess.run([nginx_exe, "-v"], capture_output=True, text=True).stderr.strip()
+            say(f"nginx: {version.partition('/')[2]}, one worker, keep-alive upstream, proxy buffering off both ways")
+        else:
+            say("nginx did not start:\n" + (tmp / "nginx.log").read_text()[-1500:])
+
+    openai_targets = [direct, sut] + ([ngx] if ngx else []) + ([lit] if lit else [])
     anthropic_targets = [
         direct,
         Target("suture", sut.base, {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}),
-    ]
+    ] + ([Target("nginx", ngx.base)] if ngx else [])
     summary: dict[str, Any] = {}
 
     # Warm every path (imports, first connections) before anything is timed.
@@ -534,7 +646,11 @@ def run(
         f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s per target, "
         f"interleaved)"
     )
-    pids = {"suture": suture.pid, **({"litellm": litellm_proc.pid} if lit and litellm_proc else {})}
+    pids = {
+        "suture": suture.pid,
+        **({"nginx": nginx_proc.pid} if ngx and nginx_proc else {}),
+        **({"litellm": litellm_proc.pid} if lit and litellm_proc else {}),
+    }
     cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
     cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
@@ -553,6 +669,7 @@ def run(
             f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms{cpu}"
         )
     summary["rps"] = rps
+    summary["cpu_us"] = cpu_us
 
     say()
     say(f"== time to first byte of a streamed answer, 10-message transcript ({rounds} each, interleaved)")
@@ -619,6 +736,19 @@ def run(
         check[api] = pct(samples, 0.5)
         say(f"  {api}: p50 {pct(samples, 0.5):.3f} ms, p99 {pct(samples, 0.99):.3f} ms")
     summary["check"] = check
+
+    say()
+    say("== Suture / nginx (the floor of one more hop)")
+    if ngx is not None:
+        ratio_line("Suture / nginx CPU per request at c=64", cpu_us["suture"], cpu_us["nginx"], "target <= 3x")
+        ratio_line("Suture / nginx added p50, 10 messages", added["suture"][0], added["nginx"][0], "")
+        ratio_line("nginx req/s / Suture req/s at c=64", rps["nginx"], rps["suture"], "")
+        say(
+            f"  nginx: {cpu_us['nginx']:.0f} us CPU per request, added p50 {added['nginx'][0]:+.3f} ms; "
+            f"Suture: {cpu_us['suture']:.0f} us, {added['suture'][0]:+.3f} ms"
+        )
+    else:
+        say("  (no nginx in this run)")
 
     say()
     say("== Suture / LiteLLM")
