@@ -294,6 +294,7 @@ class Target:
         return {"name": self.name, "url": self.base + path, "headers": self.headers}
 
 
+SECTIONS = ("base", "sizes", "streams", "workers")
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 
@@ -315,6 +316,16 @@ class Runner:
                 body["stream"] = True
             path = self.tmp / f"{key}.json"
             path.write_text(json.dumps(body, separators=(",", ":")))
+            self.bodies[key] = path
+        return self.bodies[key]
+
+    def agent_body(self, api: str, size: int, broken: bool) -> Path:
+        from bench.agent_bodies import agent_transcript, encode
+
+        key = f"agent-{api}-{size}-{'broken' if broken else 'valid'}"
+        if key not in self.bodies:
+            path = self.tmp / f"{key}.json"
+            path.write_bytes(encode(agent_transcript(api, size, broken)))
             self.bodies[key] = path
         return self.bodies[key]
 
@@ -435,11 +446,77 @@ general_settings:
     )
 
 
+def sizes_section(
+    runner: Runner, targets: list[Target], pids: dict[str, int], *, quick: bool
+) -> dict[str, dict[str, Any]]:
+    """Agent-sized transcripts: added latency at concurrency 1 and throughput at 16, per size and kind."""
+    from bench.agent_bodies import SIZES, label
+
+    targets = [t for t in targets if t.name != "litellm"]  # seconds per request at these sizes
+    rounds = {10_000: 100, 100_000: 60, 500_000: 30, 2_000_000: 15} if quick else dict.fromkeys(SIZES, 400)
+    tp_rounds, tp_slice = (1, 1.0) if quick else (3, 2.0)
+    say()
+    say(
+        "== transcripts of the size agents send (OpenAI Chat: tool outputs, code, some base64 screenshots), "
+        "valid and broken (an orphan tool call and the recovery message after it)"
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for size in SIZES:
+        for broken in (False, True):
+            kind = "broken" if broken else "valid"
+            body = runner.agent_body("openai", size, broken)
+            say(f"  {label(size)} {kind} ({body.stat().st_size:,} bytes): concurrency 1, {rounds[size]} each")
+            added = latency_table(runner.latency(targets, OPENAI_PATH, body, rounds[size]))
+            cpu_before = {name: cpu_seconds(pids[name]) for name in pids if any(t.name == name for t in targets)}
+            r = runner.throughput(targets, OPENAI_PATH, body, concurrency=16, rounds=tp_rounds, slice_s=tp_slice)
+            cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items() if name in cpu_before}
+            rps = {name: res["done"] / res["busy_s"] if res["busy_s"] else 0.0 for name, res in r.items()}
+            cpu_us = {
+                name: (cpu_after[name] - cpu_before[name]) / max(1, r[name]["done"] + r[name]["warm_done"]) * 1e6
+                for name in cpu_before
+            }
+            say(
+                "  concurrency 16: "
+                + ", ".join(
+                    f"{name} {rps[name]:.0f} req/s" + (f" ({cpu_us[name]:.0f} us CPU each)" if name in cpu_us else "")
+                    for name in rps
+                )
+            )
+            out[f"{size}-{kind}"] = {"added": added, "rps": rps, "cpu_us": cpu_us}
+    say()
+    say("  summary: added p50 / p99 ms at concurrency 1; req/s at concurrency 16 (CPU us per request)")
+    widths = [14, 20, 20, 10, 18, 18]
+    say("  " + row(["", "suture +p50/+p99", "nginx +p50/+p99", "direct", "suture", "nginx"], widths))
+    for size in SIZES:
+        for kind in ("valid", "broken"):
+            f = out[f"{size}-{kind}"]
+            cells = [f"{label(size)} {kind}"]
+            for name in ("suture", "nginx"):
+                a = f["added"].get(name)
+                cells.append(f"{a[0]:+.2f} / {a[2]:+.2f}" if a else "-")
+            cells.append(f"{f['rps'].get('direct', 0):.0f}")
+            for name in ("suture", "nginx"):
+                cells.append(f"{f['rps'][name]:.0f} ({f['cpu_us'][name]:.0f})" if name in f["cpu_us"] else "-")
+            say("  " + row(cells, widths))
+    checks = [(500_000, 1.0), (2_000_000, 4.0)]
+    for size, limit in checks:
+        valid, broken = out[f"{size}-valid"]["added"]["suture"][0], out[f"{size}-broken"]["added"]["suture"][0]
+        say(f"  {'PASS' if valid <= limit else 'MISS'}  {label(size)} valid added p50 <= {limit:g} ms: {valid:.3f} ms")
+        ratio = broken / valid if valid > 0 else float("inf")
+        say(f"  {'PASS' if ratio <= 2 else 'MISS'}  {label(size)} broken <= 2x valid (added p50): {ratio:.1f}x")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer requests: a smoke run of a minute or two")
     parser.add_argument("--no-litellm", action="store_true", help="no LiteLLM")
     parser.add_argument("--no-nginx", action="store_true", help="no nginx")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated parts to run, of {','.join(SECTIONS)} (default: all)",
+    )
     args = parser.parse_args()
     quick = args.quick
     rounds = 200 if quick else 2000
@@ -627,176 +704,186 @@ def run(
         Target("suture", sut.base, {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}),
     ] + ([Target("nginx", ngx.base)] if ngx else [])
     summary: dict[str, Any] = {}
+    sections = set(args.only.split(","))
 
-    # Warm every path (imports, first connections) before anything is timed.
-    runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, True), 20)
-    runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, True), 20)
-    rss_start = rss_mb(suture.pid)
-
-    say()
-    say(f"== added latency at concurrency 1, 10-message transcript, valid ({rounds} requests each, interleaved)")
-    say("  OpenAI Chat")
-    added = latency_table(runner.latency(openai_targets, OPENAI_PATH, b10, rounds))
-    summary["added"] = added
-    say("  Anthropic Messages (LiteLLM not configured for it)")
-    latency_table(runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False), rounds))
-
-    say()
-    say(
-        f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s per target, "
-        f"interleaved)"
-    )
     pids = {
         "suture": suture.pid,
         **({"nginx": nginx_proc.pid} if ngx and nginx_proc else {}),
         **({"litellm": litellm_proc.pid} if lit and litellm_proc else {}),
     }
-    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
-    cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    rps: dict[str, float] = {}
-    cpu_us: dict[str, float] = {}
-    for name, res in r.items():
-        rps[name] = res["done"] / res["busy_s"] if res["busy_s"] else 0.0
-        cpu = ""
-        if name in pids:
-            # CPU time per request served: what a core could do alone, whatever else ran meanwhile.
-            us = (cpu_after[name] - cpu_before[name]) / (res["done"] + res["warm_done"]) * 1e6
-            cpu_us[name] = us
-            cpu = f"   CPU {us:6.0f} us/request (= {1e6 / us:.0f} req/s per core)"
+    if "base" in sections:
+        # Warm every path (imports, first connections) before anything is timed.
+        runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, True), 20)
+        runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, True), 20)
+        rss_start = rss_mb(suture.pid)
+
+        say()
+        say(f"== added latency at concurrency 1, 10-message transcript, valid ({rounds} requests each, interleaved)")
+        say("  OpenAI Chat")
+        added = latency_table(runner.latency(openai_targets, OPENAI_PATH, b10, rounds))
+        summary["added"] = added
+        say("  Anthropic Messages (LiteLLM not configured for it)")
+        latency_table(runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False), rounds))
+
+        say()
         say(
-            f"  {name:<10}{rps[name]:>9.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   "
-            f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms{cpu}"
+            f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s "
+            f"per target, interleaved)"
         )
-    summary["rps"] = rps
-    summary["cpu_us"] = cpu_us
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
+        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        rps: dict[str, float] = {}
+        cpu_us: dict[str, float] = {}
+        for name, res in r.items():
+            rps[name] = res["done"] / res["busy_s"] if res["busy_s"] else 0.0
+            cpu = ""
+            if name in pids:
+                # CPU time per request served: what a core could do alone, whatever else ran meanwhile.
+                us = (cpu_after[name] - cpu_before[name]) / (res["done"] + res["warm_done"]) * 1e6
+                cpu_us[name] = us
+                cpu = f"   CPU {us:6.0f} us/request (= {1e6 / us:.0f} req/s per core)"
+            say(
+                f"  {name:<10}{rps[name]:>9.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   "
+                f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms{cpu}"
+            )
+        summary["rps"] = rps
+        summary["cpu_us"] = cpu_us
 
-    say()
-    say(f"== time to first byte of a streamed answer, 10-message transcript ({rounds} each, interleaved)")
-    say("  OpenAI Chat, stream: true")
-    ttfb = latency_table(
-        runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, False, True), rounds), "ttfb_ms"
-    )
-    summary["ttfb"] = ttfb
-    say("  Anthropic Messages, stream: true")
-    latency_table(
-        runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False, True), rounds), "ttfb_ms"
-    )
+        say()
+        say(f"== time to first byte of a streamed answer, 10-message transcript ({rounds} each, interleaved)")
+        say("  OpenAI Chat, stream: true")
+        ttfb = latency_table(
+            runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, False, True), rounds), "ttfb_ms"
+        )
+        summary["ttfb"] = ttfb
+        say("  Anthropic Messages, stream: true")
+        latency_table(
+            runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False, True), rounds),
+            "ttfb_ms",
+        )
 
-    say()
-    say(
-        "== transcripts of 10, 100 and 1,000 messages at concurrency 1, valid and broken (the seed's interrupted tool "
-        "call: the repair path)"
-    )
-    transcripts: dict[str, dict[str, list[float]]] = {}
-    for api, path, targets in (
-        ("openai", OPENAI_PATH, openai_targets),
-        ("anthropic", ANTHROPIC_PATH, anthropic_targets),
-    ):
-        for n in (10, 100, 1000):
-            for broken in (False, True):
-                kind = "broken" if broken else "valid"
-                body = runner.body(api, n, broken)
-                size = body.stat().st_size
-                say(f"  {api} {n} messages, {kind} ({size / 1024:.0f} KiB, {t_rounds[n]} each)")
-                transcripts[f"{api}-{n}-{kind}"] = latency_table(runner.latency(targets, path, body, t_rounds[n]))
-    summary["transcripts"] = transcripts
-
-    say()
-    say(f"== resident memory of the Suture process, before and after {soak:,} more requests at concurrency 64")
-    rss_before = rss_mb(suture.pid)
-    half = soak // 2
-    c1 = runner.count(sut, OPENAI_PATH, b10, n=half, concurrency=64)
-    c2 = runner.count(sut, OPENAI_PATH, runner.body("openai", 10, True), n=soak - half, concurrency=64)
-    rss_after = rss_mb(suture.pid)
-    soak_rps = (c1["done"] + c2["done"]) / (c1["busy_s"] + c2["busy_s"])
-    growth = (rss_after - rss_before) / rss_before * 100
-    say(
-        f"  at start-up, after warm-up: {rss_start:.1f} MB; before the soak: {rss_before:.1f} MB; after: "
-        f"{rss_after:.1f} MB ({growth:+.1f}%); half valid, half broken 10-message transcripts, {soak_rps:.0f} req/s"
-    )
-    if litellm_proc is not None and lit is not None:
-        say(f"  LiteLLM (process tree) after this run's requests: {tree_rss_mb(litellm_proc.pid):.1f} MB")
-    summary["rss"] = (rss_before, rss_after, growth)
-
-    say()
-    say("== the repair check in-process (orjson.loads + sanitize), clean 1,000-message transcript")
-    import orjson
-
-    from sanitizer import sanitize
-
-    check: dict[str, float] = {}
-    for api, api_name in (("openai", "openai-chat"), ("anthropic", "anthropic-messages")):
-        raw = runner.body(api, 1000, False).read_bytes()
-        samples = []
-        for _ in range(50 if quick else 300):
-            start = time.perf_counter()
-            sanitize(orjson.loads(raw), api=api_name)
-            samples.append((time.perf_counter() - start) * 1000)
-        check[api] = pct(samples, 0.5)
-        say(f"  {api}: p50 {pct(samples, 0.5):.3f} ms, p99 {pct(samples, 0.99):.3f} ms")
-    summary["check"] = check
-
-    say()
-    say("== Suture / nginx (the floor of one more hop)")
-    if ngx is not None:
-        ratio_line("Suture / nginx CPU per request at c=64", cpu_us["suture"], cpu_us["nginx"], "target <= 3x")
-        ratio_line("Suture / nginx added p50, 10 messages", added["suture"][0], added["nginx"][0], "")
-        ratio_line("nginx req/s / Suture req/s at c=64", rps["nginx"], rps["suture"], "")
+        say()
         say(
-            f"  nginx: {cpu_us['nginx']:.0f} us CPU per request, added p50 {added['nginx'][0]:+.3f} ms; "
-            f"Suture: {cpu_us['suture']:.0f} us, {added['suture'][0]:+.3f} ms"
+            "== transcripts of 10, 100 and 1,000 messages at concurrency 1, valid and broken (the seed's interrupted "
+            "tool call: the repair path)"
         )
-    else:
-        say("  (no nginx in this run)")
+        transcripts: dict[str, dict[str, list[float]]] = {}
+        for api, path, targets in (
+            ("openai", OPENAI_PATH, openai_targets),
+            ("anthropic", ANTHROPIC_PATH, anthropic_targets),
+        ):
+            for n in (10, 100, 1000):
+                for broken in (False, True):
+                    kind = "broken" if broken else "valid"
+                    body = runner.body(api, n, broken)
+                    size = body.stat().st_size
+                    say(f"  {api} {n} messages, {kind} ({size / 1024:.0f} KiB, {t_rounds[n]} each)")
+                    transcripts[f"{api}-{n}-{kind}"] = latency_table(runner.latency(targets, path, body, t_rounds[n]))
+        summary["transcripts"] = transcripts
 
-    say()
-    say("== Suture / LiteLLM")
-    if lit is not None:
-        a_s, a_l = added["suture"][0], added["litellm"][0]
-        ratio_line("LiteLLM added p50 / Suture added p50", a_l, a_s, "target >= 25x")
-        ratio_line("Suture req/s / LiteLLM req/s at c=64", rps["suture"], rps["litellm"], "target >= 25x")
-        ratio_line(
-            "Suture / LiteLLM requests per CPU-second at c=64 (capacity of one core each)",
-            cpu_us["litellm"],
-            cpu_us["suture"],
-            "the same comparison, free of whatever else shares the core",
+        say()
+        say(f"== resident memory of the Suture process, before and after {soak:,} more requests at concurrency 64")
+        rss_before = rss_mb(suture.pid)
+        half = soak // 2
+        c1 = runner.count(sut, OPENAI_PATH, b10, n=half, concurrency=64)
+        c2 = runner.count(sut, OPENAI_PATH, runner.body("openai", 10, True), n=soak - half, concurrency=64)
+        rss_after = rss_mb(suture.pid)
+        soak_rps = (c1["done"] + c2["done"]) / (c1["busy_s"] + c2["busy_s"])
+        growth = (rss_after - rss_before) / rss_before * 100
+        say(
+            f"  at start-up, after warm-up: {rss_start:.1f} MB; before the soak: {rss_before:.1f} MB; after: "
+            f"{rss_after:.1f} MB ({growth:+.1f}%); half valid, half broken 10-message transcripts, {soak_rps:.0f} req/s"
         )
-        ratio_line("LiteLLM added TTFB p50 / Suture added TTFB p50", ttfb["litellm"][0], ttfb["suture"][0], "")
-        for n in (10, 100, 1000):
-            for kind in ("valid", "broken"):
-                t = transcripts[f"openai-{n}-{kind}"]
-                ratio_line(f"LiteLLM / Suture added p50, {n} messages {kind}", t["litellm"][0], t["suture"][0], "")
-    else:
-        say("  (no LiteLLM in this run)")
+        if litellm_proc is not None and lit is not None:
+            say(f"  LiteLLM (process tree) after this run's requests: {tree_rss_mb(litellm_proc.pid):.1f} MB")
+        summary["rss"] = (rss_before, rss_after, growth)
 
-    say()
-    say(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    say("== targets (issue 8)")
-    p50, _, p99 = added["suture"]
-    verdict = [
-        ("Suture added p50 < 0.6 ms (10 messages)", p50 < 0.6, f"{p50:.3f} ms"),
-        ("Suture added p99 < 2 ms (10 messages)", p99 < 2.0, f"{p99:.3f} ms"),
-        ("streaming TTFB adds < 1 ms (p50)", ttfb["suture"][0] < 1.0, f"{ttfb['suture'][0]:.3f} ms"),
-        ("RSS < 100 MB", rss_after < 100, f"{rss_after:.1f} MB"),
-        ("RSS growth < 10% over the soak", growth < 10, f"{growth:+.1f}%"),
-        (
-            "clean 1,000-message repair check < 1 ms",
-            max(check.values()) < 1.0,
-            ", ".join(f"{k} {v:.3f} ms" for k, v in check.items()),
-        ),
-    ]
-    if lit is not None:
-        verdict += [
-            ("LiteLLM added p50 >= 25x Suture's", added["litellm"][0] >= 25 * p50, f"{added['litellm'][0] / p50:.1f}x"),
+        say()
+        say("== the repair check in-process (orjson.loads + sanitize), clean 1,000-message transcript")
+        import orjson
+
+        from sanitizer import sanitize
+
+        check: dict[str, float] = {}
+        for api, api_name in (("openai", "openai-chat"), ("anthropic", "anthropic-messages")):
+            raw = runner.body(api, 1000, False).read_bytes()
+            samples = []
+            for _ in range(50 if quick else 300):
+                start = time.perf_counter()
+                sanitize(orjson.loads(raw), api=api_name)
+                samples.append((time.perf_counter() - start) * 1000)
+            check[api] = pct(samples, 0.5)
+            say(f"  {api}: p50 {pct(samples, 0.5):.3f} ms, p99 {pct(samples, 0.99):.3f} ms")
+        summary["check"] = check
+
+        say()
+        say("== Suture / nginx (the floor of one more hop)")
+        if ngx is not None:
+            ratio_line("Suture / nginx CPU per request at c=64", cpu_us["suture"], cpu_us["nginx"], "target <= 3x")
+            ratio_line("Suture / nginx added p50, 10 messages", added["suture"][0], added["nginx"][0], "")
+            ratio_line("nginx req/s / Suture req/s at c=64", rps["nginx"], rps["suture"], "")
+            say(
+                f"  nginx: {cpu_us['nginx']:.0f} us CPU per request, added p50 {added['nginx'][0]:+.3f} ms; "
+                f"Suture: {cpu_us['suture']:.0f} us, {added['suture'][0]:+.3f} ms"
+            )
+        else:
+            say("  (no nginx in this run)")
+
+        say()
+        say("== Suture / LiteLLM")
+        if lit is not None:
+            a_s, a_l = added["suture"][0], added["litellm"][0]
+            ratio_line("LiteLLM added p50 / Suture added p50", a_l, a_s, "target >= 25x")
+            ratio_line("Suture req/s / LiteLLM req/s at c=64", rps["suture"], rps["litellm"], "target >= 25x")
+            ratio_line(
+                "Suture / LiteLLM requests per CPU-second at c=64 (capacity of one core each)",
+                cpu_us["litellm"],
+                cpu_us["suture"],
+                "the same comparison, free of whatever else shares the core",
+            )
+            ratio_line("LiteLLM added TTFB p50 / Suture added TTFB p50", ttfb["litellm"][0], ttfb["suture"][0], "")
+            for n in (10, 100, 1000):
+                for kind in ("valid", "broken"):
+                    t = transcripts[f"openai-{n}-{kind}"]
+                    ratio_line(f"LiteLLM / Suture added p50, {n} messages {kind}", t["litellm"][0], t["suture"][0], "")
+        else:
+            say("  (no LiteLLM in this run)")
+
+        say()
+        say(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        say("== targets (issue 8)")
+        p50, _, p99 = added["suture"]
+        verdict = [
+            ("Suture added p50 < 0.6 ms (10 messages)", p50 < 0.6, f"{p50:.3f} ms"),
+            ("Suture added p99 < 2 ms (10 messages)", p99 < 2.0, f"{p99:.3f} ms"),
+            ("streaming TTFB adds < 1 ms (p50)", ttfb["suture"][0] < 1.0, f"{ttfb['suture'][0]:.3f} ms"),
+            ("RSS < 100 MB", rss_after < 100, f"{rss_after:.1f} MB"),
+            ("RSS growth < 10% over the soak", growth < 10, f"{growth:+.1f}%"),
             (
-                "Suture req/s at c=64 >= 25x LiteLLM's",
-                rps["suture"] >= 25 * rps["litellm"],
-                f"{rps['suture'] / rps['litellm']:.1f}x",
+                "clean 1,000-message repair check < 1 ms",
+                max(check.values()) < 1.0,
+                ", ".join(f"{k} {v:.3f} ms" for k, v in check.items()),
             ),
         ]
-    for what, ok, value in verdict:
-        say(f"  {'PASS' if ok else 'MISS'}  {what}: {value}")
+        if lit is not None:
+            verdict += [
+                (
+                    "LiteLLM added p50 >= 25x Suture's",
+                    added["litellm"][0] >= 25 * p50,
+                    f"{added['litellm'][0] / p50:.1f}x",
+                ),
+                (
+                    "Suture req/s at c=64 >= 25x LiteLLM's",
+                    rps["suture"] >= 25 * rps["litellm"],
+                    f"{rps['suture'] / rps['litellm']:.1f}x",
+                ),
+            ]
+        for what, ok, value in verdict:
+            say(f"  {'PASS' if ok else 'MISS'}  {what}: {value}")
+
+    if "sizes" in sections:
+        summary["sizes"] = sizes_section(runner, openai_targets, pids, quick=quick)
     return 0
 
 

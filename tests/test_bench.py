@@ -116,3 +116,24 @@ def test_nginx_config_is_one_worker_keepalive_and_unbuffered(tmp_path: Path) -> 
         [nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True
     )
     assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_agent_bodies_have_their_size_and_the_seed_defect_only_when_broken(api: str) -> None:
+    from sanitizer import sanitize, validate
+
+    bodies = _module("agent_bodies")
+    name = {"openai": "openai-chat", "anthropic": "anthropic-messages"}[api]
+    for size in bodies.SIZES[:3]:  # 2 MB takes a while to check and adds nothing the others do not show
+        valid = bodies.agent_transcript(api, size, False)
+        broken = bodies.agent_transcript(api, size, True)
+        for body in (valid, broken):
+            assert 0.85 * size <= len(bodies.encode(body)) <= 1.1 * size
+        assert bodies.encode(valid) == bodies.encode(bodies.agent_transcript(api, size, False))  # deterministic
+        assert validate(valid, api=name) == [] and sanitize(valid, api=name).repairs == []
+        assert validate(broken, api=name) != []
+        assert [r.code for r in sanitize(broken, api=name).repairs] == ["TP001"]
+        assert bodies.RECOVERY in json.dumps(broken)
+        if size >= 100_000:  # screenshots as base64, as agents attach them
+            assert "base64," in json.dumps(valid) or '"base64"' in json.dumps(valid)
+    assert bodies.label(2_000_000) == "2 MB" and bodies.label(500_000) == "500 KB"
