@@ -295,6 +295,9 @@ class Target:
 
 
 SECTIONS = ("base", "sizes", "streams", "workers")
+STREAM_COUNTS = (100, 500, 1000)
+STREAM_PACE_MS = {False: 200, True: 100}  # full run: 50 chunks over 10 s; quick: 20 over 2 s
+STREAM_CHUNKS = {False: 50, True: 20}
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 
@@ -507,6 +510,108 @@ def sizes_section(
     return out
 
 
+def paced_body(runner: Runner, chunks: int) -> Path:
+    """A streamed 10-message Chat request asking the mock for ``chunks`` paced chunks."""
+    body = json.loads(runner.body("openai", 10, False, True).read_text())
+    body["max_tokens"] = chunks
+    path = runner.tmp / f"paced-{chunks}.json"
+    path.write_text(json.dumps(body, separators=(",", ":")))
+    return path
+
+
+def streams_section(
+    runner: Runner, targets: list[Target], pids: dict[str, int], *, quick: bool
+) -> dict[str, dict[str, Any]]:
+    """Many streams open at once: memory per open stream, CPU per relayed chunk, delay added per chunk."""
+    chunks, pace = STREAM_CHUNKS[quick], STREAM_PACE_MS[quick]
+    body = paced_body(runner, chunks)
+    say()
+    say(
+        f"== open streams: N streamed Chat requests at once, each {chunks} chunks {pace} ms apart from the mock "
+        f"({chunks * pace / 1000:.0f} s), started spread over {pace} ms; targets one after another"
+    )
+    say(
+        "  delay = a chunk's arrival at the client minus its write by the mock (both on the monotonic clock); "
+        "memory = the proxy's peak resident set over its idle one, per open stream; CPU over every chunk relayed"
+    )
+    out: dict[str, dict[str, Any]] = {}
+    widths = [8, 10, 8, 12, 12, 12, 12, 14, 12]
+    for n in STREAM_COUNTS:
+        say(f"  {n} streams")
+        say("  " + row(["", "", "errors", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms", "KB/stream", "us/chunk"], widths))
+        base: dict[str, Any] | None = None
+        for target in targets:
+            if target.name == "litellm" and n > 100:
+                continue  # one Python worker with per-chunk callbacks: a hundred is already its measure
+            pid = pids.get(target.name)
+            idle = tree_rss_mb(pid) if pid else 0.0
+            cpu0 = cpu_seconds(pid) if pid else 0.0
+            job = {
+                "mode": "streams",
+                "targets": [target.spec(OPENAI_PATH)],
+                "body_file": str(body),
+                "streams": n,
+                "spread_s": pace / 1000,
+            }
+            argv = [*runner.placement.prefix("load"), str(runner.load_python), str(BENCH / "load.py")]
+            # Output to files: a pipe would fill with the delays and stall the client while this polls.
+            (runner.tmp / "streams-job.json").write_text(json.dumps(job))
+            with (
+                open(runner.tmp / "streams-job.json") as stdin,
+                open(runner.tmp / "streams-out.json", "w") as stdout,
+                open(runner.tmp / "streams-err.txt", "w") as stderr,
+            ):
+                proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr)
+                peak = idle
+                while proc.poll() is None:
+                    if pid:
+                        peak = max(peak, tree_rss_mb(pid))
+                    time.sleep(0.1)
+            if proc.returncode != 0:
+                raise RuntimeError(f"load generator failed: {(runner.tmp / 'streams-err.txt').read_text()[-2000:]}")
+            r = json.loads((runner.tmp / "streams-out.json").read_text())[target.name]
+            cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+            delays = r["latencies_ms"]
+            ps = [pct(delays, 0.5), pct(delays, 0.99)]
+            f: dict[str, Any] = {"errors": r["errors"], "p50": ps[0], "p99": ps[1], "chunks": r["done"]}
+            cells = [target.name, "", str(r["errors"]), f"{ps[0]:.3f}", f"{ps[1]:.3f}"]
+            if base is None:
+                base = f
+                cells += ["", "", "", ""]
+            else:
+                f["added"] = [ps[0] - base["p50"], ps[1] - base["p99"]]
+                f["kb_per_stream"] = (peak - idle) * 1024 / n
+                f["us_per_chunk"] = cpu / max(1, r["done"]) * 1e6
+                cells += [
+                    f"{f['added'][0]:+.3f}",
+                    f"{f['added'][1]:+.3f}",
+                    f"{f['kb_per_stream']:.1f}",
+                    f"{f['us_per_chunk']:.1f}",
+                ]
+            if r["errors"]:
+                say(f"  ! {target.name}: {r['errors']} failed streams (first: {r['first_error']})")
+            if r["done"] != (n - r["errors"]) * chunks:
+                say(f"  ! {target.name}: {r['done']} chunks arrived, {(n - r['errors']) * chunks} expected")
+            say("  " + row(cells, widths))
+            out[f"{n}-{target.name}"] = f
+    last = out.get(f"{STREAM_COUNTS[-1]}-suture")
+    if last and "added" in last:
+        n = STREAM_COUNTS[-1]
+        checks = [
+            (f"{n} streams: <= 100 KB resident per open stream", last["kb_per_stream"] <= 100, "KB", "kb_per_stream"),
+            (f"{n} streams: added per-chunk p99 <= 1 ms", last["added"][1] <= 1.0, "ms", None),
+            (f"{n} streams: no errors", last["errors"] == 0, "errors", "errors"),
+        ]
+        for what, ok, unit, key in checks:
+            value = last[key] if key else last["added"][1]
+            say(
+                f"  {'PASS' if ok else 'MISS'}  {what}: {value:.1f} {unit}"
+                if key != "errors"
+                else f"  {'PASS' if ok else 'MISS'}  {what}: {value}"
+            )
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer requests: a smoke run of a minute or two")
@@ -594,7 +699,15 @@ def run(
     mock_port, suture_port, litellm_port = free_port(), free_port(), free_port()
     mock_url = f"http://127.0.0.1:{mock_port}"
     mock = procs.start(
-        [*placement.prefix("mock"), str(load_python), str(BENCH / "mock_provider.py"), "--port", str(mock_port)],
+        [
+            *placement.prefix("mock"),
+            str(load_python),
+            str(BENCH / "mock_provider.py"),
+            "--port",
+            str(mock_port),
+            "--pace-ms",
+            str(STREAM_PACE_MS[quick]),
+        ],
         log=tmp / "mock.log",
     )
     if not wait_ready(mock_url + "/v1/models", mock, tmp / "mock.log", 20):
@@ -622,6 +735,8 @@ def run(
             "SUTURE_OPENAI_UPSTREAM": mock_url + "/v1",
             "SUTURE_ANTHROPIC_UPSTREAM": mock_url,
             "SUTURE_LOG_LEVEL": "warning",
+            # A gateway holding a thousand streams needs as many upstream connections (default 100).
+            "SUTURE_MAX_CONNECTIONS": "4096",
         },
         log=tmp / "suture.log",
     )
@@ -884,6 +999,8 @@ def run(
 
     if "sizes" in sections:
         summary["sizes"] = sizes_section(runner, openai_targets, pids, quick=quick)
+    if "streams" in sections:
+        summary["streams"] = streams_section(runner, openai_targets, pids, quick=quick)
     return 0
 
 

@@ -137,3 +137,14 @@ def test_agent_bodies_have_their_size_and_the_seed_defect_only_when_broken(api: 
         if size >= 100_000:  # screenshots as base64, as agents attach them
             assert "base64," in json.dumps(valid) or '"base64"' in json.dumps(valid)
     assert bodies.label(2_000_000) == "2 MB" and bodies.label(500_000) == "500 KB"
+
+
+def test_paced_streams_are_stamped_and_counted(mock: str, tmp_path: Path) -> None:
+    load = _module("load")
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"model": "gpt-4o", "messages": [], "stream": True, "max_tokens": 3}))
+    target = {"name": "direct", "url": mock + "/v1/chat/completions"}
+    job = {"mode": "streams", "targets": [target], "body_file": str(body), "streams": 4, "spread_s": 0.01}
+    result = asyncio.run(load.run(job))["direct"]
+    assert result["errors"] == 0 and result["done"] == 4 * 3 and len(result["latencies_ms"]) == 12
+    assert load.stamps(b'data: {"delta":{"content":"t123"}}\n\ndata: {"delta":{"content":"t45"}}') == [123, 45]
