@@ -612,6 +612,37 @@ def streams_section(
     return out
 
 
+def workers_section(
+    runner: Runner, one: Target, two: Target, one_pid: int, two_pid: int, *, quick: bool
+) -> dict[str, float]:
+    """``suture serve --workers 2`` against one worker, at concurrency 64, on a small and a 100 KB body."""
+    tp_rounds, tp_slice = (2, 1.0) if quick else (5, 2.0)
+    say()
+    say(
+        "== Suture with two workers against one, concurrency 64, interleaved (the one worker is pinned to its core; "
+        "the two are not, and share the machine with the mock and the load generator)"
+    )
+    out: dict[str, float] = {}
+    for what, body in (
+        ("10-message transcript", runner.body("openai", 10, False)),
+        ("100 KB valid agent transcript", runner.agent_body("openai", 100_000, False)),
+    ):
+        cpu0 = {one.name: cpu_seconds(one_pid), two.name: cpu_seconds(two_pid)}
+        r = runner.throughput([one, two], OPENAI_PATH, body, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
+        cpu1 = {one.name: cpu_seconds(one_pid), two.name: cpu_seconds(two_pid)}
+        rps = {name: res["done"] / res["busy_s"] for name, res in r.items()}
+        say(f"  {what}")
+        for name, res in r.items():
+            us = (cpu1[name] - cpu0[name]) / max(1, res["done"] + res["warm_done"]) * 1e6
+            say(
+                f"    {name:<10}{rps[name]:>8.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   CPU {us:.0f} us"
+            )
+        ratio = rps[two.name] / rps[one.name] if rps[one.name] else float("nan")
+        out[what] = ratio
+        say(f"  {'PASS' if ratio >= 1.7 else 'MISS'}  two workers >= 1.7x one ({what}): {ratio:.2f}x")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer requests: a smoke run of a minute or two")
@@ -729,15 +760,16 @@ def run(
 
     suture_exe = Path(sys.executable).parent / "suture"
     suture_argv = [str(suture_exe)] if suture_exe.exists() else [sys.executable, "-m", "proxy.cli"]
+    suture_env = {
+        "SUTURE_OPENAI_UPSTREAM": mock_url + "/v1",
+        "SUTURE_ANTHROPIC_UPSTREAM": mock_url,
+        "SUTURE_LOG_LEVEL": "warning",
+        # A gateway holding a thousand streams needs as many upstream connections (default 100).
+        "SUTURE_MAX_CONNECTIONS": "4096",
+    }
     suture = procs.start(
         [*placement.prefix("suture"), *suture_argv, "serve", "--host", "127.0.0.1", "--port", str(suture_port)],
-        env={
-            "SUTURE_OPENAI_UPSTREAM": mock_url + "/v1",
-            "SUTURE_ANTHROPIC_UPSTREAM": mock_url,
-            "SUTURE_LOG_LEVEL": "warning",
-            # A gateway holding a thousand streams needs as many upstream connections (default 100).
-            "SUTURE_MAX_CONNECTIONS": "4096",
-        },
+        env=suture_env,
         log=tmp / "suture.log",
     )
     if not wait_ready(f"http://127.0.0.1:{suture_port}/healthz", suture, tmp / "suture.log", 30):
@@ -1001,6 +1033,19 @@ def run(
         summary["sizes"] = sizes_section(runner, openai_targets, pids, quick=quick)
     if "streams" in sections:
         summary["streams"] = streams_section(runner, openai_targets, pids, quick=quick)
+    if "workers" in sections:
+        two_port = free_port()
+        two = procs.start(
+            [*suture_argv, "serve", "--host", "127.0.0.1", "--port", str(two_port), "--workers", "2"],
+            env=suture_env,
+            log=tmp / "suture-2w.log",
+        )
+        if wait_ready(f"http://127.0.0.1:{two_port}/healthz", two, tmp / "suture-2w.log", 30):
+            summary["workers"] = workers_section(
+                runner, sut, Target("suture-2w", f"http://127.0.0.1:{two_port}"), suture.pid, two.pid, quick=quick
+            )
+        else:
+            say("Suture --workers 2 did not start:\n" + (tmp / "suture-2w.log").read_text()[-1500:])
     return 0
 
 
