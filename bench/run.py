@@ -1,6 +1,6 @@
 """Suture's overhead against going direct and against LiteLLM's proxy, side by side, in one run.
 
-Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm]
+Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm] [--no-nginx] [--only base,sizes,streams,workers]
 
 Starts a zero-delay mock provider (bench/mock_provider.py), Suture (`suture serve`, one worker)
 and LiteLLM's proxy (installed by this script into bench/.venvs/litellm, pinned, one worker) in
@@ -8,6 +8,11 @@ front of it, and drives the same requests through all three from a separate load
 process (bench/load.py, an aiohttp client, installed into bench/.venvs/load). Targets are
 interleaved (direct and one proxy in turn, A B A B..., at concurrency 1; one time slice each in turn
 under load) so machine noise falls on all of them alike. Prints percentiles, ratios and the issue's targets.
+
+nginx (Debian's package, installed when missing; one worker, keep-alive upstream, unbuffered) is
+the floor of one more hop. Besides the base part, ``sizes`` times agent-sized transcripts (10 KB
+to 2 MB, bench/agent_bodies.py), ``streams`` holds 100 to 1,000 paced streams open at once, and
+``workers`` sets ``--workers 2`` against one worker.
 """
 
 from __future__ import annotations
