@@ -6,7 +6,10 @@ Reads one job as JSON on stdin, prints the result as JSON on stdout. Jobs:
   timed to its last byte (and to its first body byte, for time to first byte);
 - ``throughput``: ``concurrency`` workers against one target for ``slice_s`` seconds, then
   the next target, for ``rounds`` rounds, so machine noise falls on every target alike;
-- ``count``: ``n`` requests at ``concurrency`` against one target (the memory soak).
+- ``count``: ``n`` requests at ``concurrency`` against one target (the memory soak);
+- ``streams``: ``streams`` streamed requests at once against each target in turn, answered by the
+  mock's paced streams: per chunk, the delay from the mock's write (the stamp in the chunk) to
+  its arrival here, both on the machine's monotonic clock.
 
 Needs aiohttp (and uvloop when present); bench/run.py installs both into its own venv.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import time
 from typing import Any
@@ -126,12 +130,64 @@ async def count(job: dict[str, Any], targets: list[Target]) -> None:
         t.ttfb.clear()
 
 
+_STAMP = re.compile(rb'"content":"t(\d+)"')
+
+
+def stamps(data: bytes) -> list[int]:
+    """The send times (microseconds) stamped in the chunks of ``data``."""
+    return [int(m) for m in _STAMP.findall(data)]
+
+
+async def _one_stream(target: Target, delays: list[float], wait: float) -> int:
+    """One paced stream, started after ``wait`` seconds and read to its end; the number of chunks it carried."""
+    await asyncio.sleep(wait)
+    pending = b""
+    chunks = 0
+    async with target.session.post(target.url, data=target.body, headers=target.headers) as resp:
+        if resp.status != 200:
+            raise aiohttp.ClientResponseError(resp.request_info, (), status=resp.status)
+        async for data in resp.content.iter_any():
+            now = time.monotonic_ns() // 1000
+            pending += data
+            cut = pending.rfind(b"\n\n")
+            if cut < 0:
+                continue
+            for stamp in stamps(pending[:cut]):
+                delays.append((now - stamp) / 1000)
+                chunks += 1
+            pending = pending[cut + 2 :]
+    return chunks
+
+
+async def streams(job: dict[str, Any], targets: list[Target]) -> None:
+    for t in targets:
+        await asyncio.sleep(job.get("settle_s", 0.5))
+        delays: list[float] = []
+        start = time.perf_counter()
+        # Starts spread over one pacing interval, so the streams' chunks are too, as real ones are.
+        n, spread = job["streams"], job.get("spread_s", 0.0)
+        results = await asyncio.gather(
+            *(_one_stream(t, delays, i * spread / n) for i in range(n)), return_exceptions=True
+        )
+        t.busy = time.perf_counter() - start
+        for r in results:
+            if isinstance(r, BaseException):
+                t.errors += 1
+                t.first_error = t.first_error or f"{type(r).__name__}: {r}"
+            else:
+                t.done += r
+        t.latencies = delays
+
+
 async def run(job: dict[str, Any]) -> dict[str, Any]:
     with open(job["body_file"], "rb") as f:
         body = f.read()
-    targets = [Target(spec, body, job.get("concurrency", 1)) for spec in job["targets"]]
+    concurrency = job.get("streams", job.get("concurrency", 1))
+    targets = [Target(spec, body, concurrency) for spec in job["targets"]]
     try:
-        await {"latency": latency, "throughput": throughput, "count": count}[job["mode"]](job, targets)
+        await {"latency": latency, "throughput": throughput, "count": count, "streams": streams}[job["mode"]](
+            job, targets
+        )
     finally:
         for t in targets:
             await t.session.close()

@@ -3,6 +3,10 @@
 Run:  python bench/mock_provider.py --port 9100
 Paths: POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), GET /v1/models.
 A body containing ``"stream": true`` gets a chunked SSE answer; anything else gets one JSON body.
+A streamed Chat request that names ``"max_tokens": N`` gets N content chunks paced ``--pace-ms``
+apart (default 200: 50 chunks over 10 s), each chunk's content the mock's CLOCK_MONOTONIC in
+microseconds when it was written (``"content":"t<us>"``), so a client on the same machine can
+tell how long each chunk took to reach it.
 
 It is a bare asyncio protocol (HTTP/1.1 keep-alive, content-length or chunked request bodies) with
 every answer prebuilt, on uvloop when installed: its own cost per request is a few tens of
@@ -14,7 +18,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import signal
+import time
 
 _OPENAI_JSON = json.dumps(
     {
@@ -162,10 +168,28 @@ def _kind(path: bytes) -> bytes | None:
     return None
 
 
+_MAX_TOKENS = re.compile(rb'"max_tokens":\s*(\d+)')
+PACE_S = 0.2
+
+
+def paced_chunk(i: int) -> bytes:
+    """The i-th chunk of a paced stream, stamped with the time it is written (microseconds)."""
+    stamp = f"t{time.monotonic_ns() // 1000}"
+    event = _sse([(None, _openai_chunk({"content": stamp} if i else {"role": "assistant", "content": stamp}, None))])
+    return b"%x\r\n%s\r\n" % (len(event[0]), event[0])
+
+
+_PACED_TAIL = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in _OPENAI_SSE[-2:]) + b"0\r\n\r\n"
+_SSE_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
 class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.buffer = bytearray()
         self.transport: asyncio.Transport | None = None
+        # The parsed head of the request being received: a body of megabytes arrives in many
+        # reads, and finding the head again in each would cost the mock more than the proxy.
+        self.head: tuple[bytes, bytes, int, bool, bool, int] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is no asyncio.Transport subclass
@@ -175,7 +199,7 @@ class _Connection(asyncio.Protocol):
         while self._one_request():
             pass
 
-    def _one_request(self) -> bool:
+    def _parse_head(self) -> bool:
         buf = self.buffer
         end = buf.find(b"\r\n\r\n")
         if end < 0:
@@ -192,7 +216,15 @@ class _Connection(asyncio.Protocol):
                 chunked = b"chunked" in value.lower()
             elif name == b"connection":
                 close = b"close" in value.lower()
-        start = end + 4
+        self.head = (method, path, length, chunked, close, end + 4)
+        return True
+
+    def _one_request(self) -> bool:
+        if self.head is None and not self._parse_head():
+            return False
+        assert self.head is not None
+        buf = self.buffer
+        method, path, length, chunked, close, start = self.head
         if chunked:
             body, consumed = self._dechunk(start)
             if body is None:
@@ -202,6 +234,7 @@ class _Connection(asyncio.Protocol):
                 return False
             body, consumed = bytes(buf[start : start + length]), start + length
         del buf[:consumed]
+        self.head = None
         self._answer(method, path, body, close)
         return True
 
@@ -225,9 +258,25 @@ class _Connection(asyncio.Protocol):
         assert self.transport is not None
         kind = _kind(path)
         stream = b'"stream":true' in body or b'"stream": true' in body
+        paced = _MAX_TOKENS.search(body) if stream and kind == b"openai" else None
+        if paced:
+            asyncio.get_running_loop().create_task(self._paced(int(paced.group(1)), close))
+            return
         answer = _ANSWERS.get((kind, stream and kind in (b"openai", b"anthropic"))) if kind else None
         for part in answer or [_NOT_FOUND]:
             self.transport.write(part)
+        if close:
+            self.transport.close()
+
+    async def _paced(self, chunks: int, close: bool) -> None:
+        assert self.transport is not None
+        self.transport.write(_SSE_HEAD + paced_chunk(0))
+        for i in range(1, chunks):
+            await asyncio.sleep(PACE_S)
+            if self.transport.is_closing():
+                return
+            self.transport.write(paced_chunk(i))
+        self.transport.write(_PACED_TAIL)
         if close:
             self.transport.close()
 
@@ -247,7 +296,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
+    parser.add_argument("--pace-ms", type=float, default=200.0, help="between the chunks of a paced stream")
     args = parser.parse_args()
+    global PACE_S
+    PACE_S = args.pace_ms / 1000
     try:
         import uvloop
     except ImportError:

@@ -1,6 +1,6 @@
 """Suture's overhead against going direct and against LiteLLM's proxy, side by side, in one run.
 
-Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm]
+Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm] [--no-nginx] [--only base,sizes,streams,workers]
 
 Starts a zero-delay mock provider (bench/mock_provider.py), Suture (`suture serve`, one worker)
 and LiteLLM's proxy (installed by this script into bench/.venvs/litellm, pinned, one worker) in
@@ -8,6 +8,11 @@ front of it, and drives the same requests through all three from a separate load
 process (bench/load.py, an aiohttp client, installed into bench/.venvs/load). Targets are
 interleaved (direct and one proxy in turn, A B A B..., at concurrency 1; one time slice each in turn
 under load) so machine noise falls on all of them alike. Prints percentiles, ratios and the issue's targets.
+
+nginx (Debian's package, installed when missing; one worker, keep-alive upstream, unbuffered) is
+the floor of one more hop. Besides the base part, ``sizes`` times agent-sized transcripts (10 KB
+to 2 MB, bench/agent_bodies.py), ``streams`` holds 100 to 1,000 paced streams open at once, and
+``workers`` sets ``--workers 2`` against one worker.
 """
 
 from __future__ import annotations
@@ -89,6 +94,11 @@ class Placement:
     litellm: list[int] = field(default_factory=list)
     note: str = ""
 
+    @property
+    def nginx(self) -> list[int]:
+        # nginx is a proxy like the others: on their core, busy only when they are not.
+        return self.suture
+
     def prefix(self, role: str) -> list[str]:
         cores: list[int] = getattr(self, role)
         return ["taskset", "-c", ",".join(map(str, cores))] if cores else []
@@ -152,6 +162,86 @@ class Procs:
                 proc.wait()
 
 
+def _which_nginx() -> str | None:
+    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
+
+
+def ensure_nginx() -> str | None:
+    """nginx's executable, installed from Debian's package when missing (as root); None if it cannot be."""
+    if _which_nginx() or shutil.which("apt-get") is None or os.geteuid() != 0:
+        return _which_nginx()
+    say("  installing nginx (apt-get install -y nginx) ...")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    install = ["apt-get", "install", "-y", "-q", "nginx"]
+    subprocess.run(install, env=env, capture_output=True, check=False)
+    if _which_nginx() is None:  # a stale package list: update it once and try again
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True, check=False)
+        subprocess.run(install, env=env, capture_output=True, check=False)
+    return _which_nginx()
+
+
+def nginx_config(prefix: Path, port: int, upstream_port: int, *, connections: int = 8192) -> str:
+    """nginx as the floor of one more hop: one worker, keep-alive both ways, nothing buffered, no logs.
+
+    Everything it writes (pid, error log, temp dirs) is under ``prefix``.
+    """
+    return f"""daemon off;
+master_process on;
+worker_processes 1;
+worker_rlimit_nofile {connections * 2};
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+user root;
+events {{
+    worker_connections {connections};
+    multi_accept on;
+}}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/client_body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    keepalive_timeout 120s;
+    keepalive_requests 1000000;
+    client_max_body_size 0;
+    upstream mock {{
+        server 127.0.0.1:{upstream_port};
+        keepalive {connections};
+        keepalive_requests 1000000;
+        keepalive_timeout 120s;
+    }}
+    server {{
+        listen 127.0.0.1:{port} backlog=4096;
+        location / {{
+            proxy_pass http://mock;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 300s;
+        }}
+    }}
+}}
+"""
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's open-file limit to its hard limit (children inherit it); the new soft limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = 1 << 20 if hard == resource.RLIM_INFINITY else hard
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
 def wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 120) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -209,6 +299,10 @@ class Target:
         return {"name": self.name, "url": self.base + path, "headers": self.headers}
 
 
+SECTIONS = ("base", "sizes", "streams", "workers")
+STREAM_COUNTS = (100, 500, 1000)
+STREAM_PACE_MS = {False: 200, True: 100}  # full run: 50 chunks over 10 s; quick: 20 over 2 s
+STREAM_CHUNKS = {False: 50, True: 20}
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 
@@ -230,6 +324,16 @@ class Runner:
                 body["stream"] = True
             path = self.tmp / f"{key}.json"
             path.write_text(json.dumps(body, separators=(",", ":")))
+            self.bodies[key] = path
+        return self.bodies[key]
+
+    def agent_body(self, api: str, size: int, broken: bool) -> Path:
+        from bench.agent_bodies import agent_transcript, encode
+
+        key = f"agent-{api}-{size}-{'broken' if broken else 'valid'}"
+        if key not in self.bodies:
+            path = self.tmp / f"{key}.json"
+            path.write_bytes(encode(agent_transcript(api, size, broken)))
             self.bodies[key] = path
         return self.bodies[key]
 
@@ -350,10 +454,214 @@ general_settings:
     )
 
 
+def sizes_section(
+    runner: Runner, targets: list[Target], pids: dict[str, int], *, quick: bool
+) -> dict[str, dict[str, Any]]:
+    """Agent-sized transcripts: added latency at concurrency 1 and throughput at 16, per size and kind."""
+    from bench.agent_bodies import SIZES, label
+
+    targets = [t for t in targets if t.name != "litellm"]  # seconds per request at these sizes
+    rounds = {10_000: 100, 100_000: 60, 500_000: 30, 2_000_000: 15} if quick else dict.fromkeys(SIZES, 400)
+    tp_rounds, tp_slice = (1, 1.0) if quick else (3, 2.0)
+    say()
+    say(
+        "== transcripts of the size agents send (OpenAI Chat: tool outputs, code, some base64 screenshots), "
+        "valid and broken (an orphan tool call and the recovery message after it)"
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for size in SIZES:
+        for broken in (False, True):
+            kind = "broken" if broken else "valid"
+            body = runner.agent_body("openai", size, broken)
+            say(f"  {label(size)} {kind} ({body.stat().st_size:,} bytes): concurrency 1, {rounds[size]} each")
+            added = latency_table(runner.latency(targets, OPENAI_PATH, body, rounds[size]))
+            cpu_before = {name: cpu_seconds(pids[name]) for name in pids if any(t.name == name for t in targets)}
+            r = runner.throughput(targets, OPENAI_PATH, body, concurrency=16, rounds=tp_rounds, slice_s=tp_slice)
+            cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items() if name in cpu_before}
+            rps = {name: res["done"] / res["busy_s"] if res["busy_s"] else 0.0 for name, res in r.items()}
+            cpu_us = {
+                name: (cpu_after[name] - cpu_before[name]) / max(1, r[name]["done"] + r[name]["warm_done"]) * 1e6
+                for name in cpu_before
+            }
+            say(
+                "  concurrency 16: "
+                + ", ".join(
+                    f"{name} {rps[name]:.0f} req/s" + (f" ({cpu_us[name]:.0f} us CPU each)" if name in cpu_us else "")
+                    for name in rps
+                )
+            )
+            out[f"{size}-{kind}"] = {"added": added, "rps": rps, "cpu_us": cpu_us}
+    say()
+    say("  summary: added p50 / p99 ms at concurrency 1; req/s at concurrency 16 (CPU us per request)")
+    widths = [14, 20, 20, 10, 18, 18]
+    say("  " + row(["", "suture +p50/+p99", "nginx +p50/+p99", "direct", "suture", "nginx"], widths))
+    for size in SIZES:
+        for kind in ("valid", "broken"):
+            f = out[f"{size}-{kind}"]
+            cells = [f"{label(size)} {kind}"]
+            for name in ("suture", "nginx"):
+                a = f["added"].get(name)
+                cells.append(f"{a[0]:+.2f} / {a[2]:+.2f}" if a else "-")
+            cells.append(f"{f['rps'].get('direct', 0):.0f}")
+            for name in ("suture", "nginx"):
+                cells.append(f"{f['rps'][name]:.0f} ({f['cpu_us'][name]:.0f})" if name in f["cpu_us"] else "-")
+            say("  " + row(cells, widths))
+    checks = [(500_000, 1.0), (2_000_000, 4.0)]
+    for size, limit in checks:
+        valid, broken = out[f"{size}-valid"]["added"]["suture"][0], out[f"{size}-broken"]["added"]["suture"][0]
+        say(f"  {'PASS' if valid <= limit else 'MISS'}  {label(size)} valid added p50 <= {limit:g} ms: {valid:.3f} ms")
+        ratio = broken / valid if valid > 0 else float("inf")
+        say(f"  {'PASS' if ratio <= 2 else 'MISS'}  {label(size)} broken <= 2x valid (added p50): {ratio:.1f}x")
+    return out
+
+
+def paced_body(runner: Runner, chunks: int) -> Path:
+    """A streamed 10-message Chat request asking the mock for ``chunks`` paced chunks."""
+    body = json.loads(runner.body("openai", 10, False, True).read_text())
+    body["max_tokens"] = chunks
+    path = runner.tmp / f"paced-{chunks}.json"
+    path.write_text(json.dumps(body, separators=(",", ":")))
+    return path
+
+
+def streams_section(
+    runner: Runner, targets: list[Target], pids: dict[str, int], *, quick: bool
+) -> dict[str, dict[str, Any]]:
+    """Many streams open at once: memory per open stream, CPU per relayed chunk, delay added per chunk."""
+    chunks, pace = STREAM_CHUNKS[quick], STREAM_PACE_MS[quick]
+    body = paced_body(runner, chunks)
+    say()
+    say(
+        f"== open streams: N streamed Chat requests at once, each {chunks} chunks {pace} ms apart from the mock "
+        f"({chunks * pace / 1000:.0f} s), started spread over {pace} ms; targets one after another"
+    )
+    say(
+        "  delay = a chunk's arrival at the client minus its write by the mock (both on the monotonic clock); "
+        "memory = the proxy's peak resident set over its idle one before any stream, per open stream; "
+        "CPU over every chunk relayed"
+    )
+    out: dict[str, dict[str, Any]] = {}
+    idle_rss: dict[str, float] = {}
+    widths = [8, 10, 8, 12, 12, 12, 12, 14, 12]
+    for n in STREAM_COUNTS:
+        say(f"  {n} streams")
+        say("  " + row(["", "", "errors", "p50 ms", "p99 ms", "+p50 ms", "+p99 ms", "KB/stream", "us/chunk"], widths))
+        base: dict[str, Any] | None = None
+        for target in targets:
+            if target.name == "litellm" and n > 100:
+                continue  # one Python worker with per-chunk callbacks: a hundred is already its measure
+            pid = pids.get(target.name)
+            # Against the resident set before any stream: freed memory is kept by the allocator, so the
+            # idle set after 500 streams would hide what 1,000 need.
+            idle = idle_rss.setdefault(target.name, tree_rss_mb(pid) if pid else 0.0)
+            cpu0 = cpu_seconds(pid) if pid else 0.0
+            job = {
+                "mode": "streams",
+                "targets": [target.spec(OPENAI_PATH)],
+                "body_file": str(body),
+                "streams": n,
+                "spread_s": pace / 1000,
+            }
+            argv = [*runner.placement.prefix("load"), str(runner.load_python), str(BENCH / "load.py")]
+            # Output to files: a pipe would fill with the delays and stall the client while this polls.
+            (runner.tmp / "streams-job.json").write_text(json.dumps(job))
+            with (
+                open(runner.tmp / "streams-job.json") as stdin,
+                open(runner.tmp / "streams-out.json", "w") as stdout,
+                open(runner.tmp / "streams-err.txt", "w") as stderr,
+            ):
+                proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr)
+                peak = idle
+                while proc.poll() is None:
+                    if pid:
+                        peak = max(peak, tree_rss_mb(pid))
+                    time.sleep(0.1)
+            if proc.returncode != 0:
+                raise RuntimeError(f"load generator failed: {(runner.tmp / 'streams-err.txt').read_text()[-2000:]}")
+            r = json.loads((runner.tmp / "streams-out.json").read_text())[target.name]
+            cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+            delays = r["latencies_ms"]
+            ps = [pct(delays, 0.5), pct(delays, 0.99)]
+            f: dict[str, Any] = {"errors": r["errors"], "p50": ps[0], "p99": ps[1], "chunks": r["done"]}
+            cells = [target.name, "", str(r["errors"]), f"{ps[0]:.3f}", f"{ps[1]:.3f}"]
+            if base is None:
+                base = f
+                cells += ["", "", "", ""]
+            else:
+                f["added"] = [ps[0] - base["p50"], ps[1] - base["p99"]]
+                f["kb_per_stream"] = (peak - idle) * 1024 / n
+                f["us_per_chunk"] = cpu / max(1, r["done"]) * 1e6
+                cells += [
+                    f"{f['added'][0]:+.3f}",
+                    f"{f['added'][1]:+.3f}",
+                    f"{f['kb_per_stream']:.1f}",
+                    f"{f['us_per_chunk']:.1f}",
+                ]
+            if r["errors"]:
+                say(f"  ! {target.name}: {r['errors']} failed streams (first: {r['first_error']})")
+            if r["done"] != (n - r["errors"]) * chunks:
+                say(f"  ! {target.name}: {r['done']} chunks arrived, {(n - r['errors']) * chunks} expected")
+            say("  " + row(cells, widths))
+            out[f"{n}-{target.name}"] = f
+    last = out.get(f"{STREAM_COUNTS[-1]}-suture")
+    if last and "added" in last:
+        n = STREAM_COUNTS[-1]
+        checks = [
+            (f"{n} streams: <= 100 KB resident per open stream", last["kb_per_stream"] <= 100, "KB", "kb_per_stream"),
+            (f"{n} streams: added per-chunk p99 <= 1 ms", last["added"][1] <= 1.0, "ms", None),
+            (f"{n} streams: no errors", last["errors"] == 0, "errors", "errors"),
+        ]
+        for what, ok, unit, key in checks:
+            value = last[key] if key else last["added"][1]
+            say(
+                f"  {'PASS' if ok else 'MISS'}  {what}: {value:.1f} {unit}"
+                if key != "errors"
+                else f"  {'PASS' if ok else 'MISS'}  {what}: {value}"
+            )
+    return out
+
+
+def workers_section(
+    runner: Runner, one: Target, two: Target, one_pid: int, two_pid: int, *, quick: bool
+) -> dict[str, float]:
+    """``suture serve --workers 2`` against one worker, at concurrency 64, on a small and a 100 KB body."""
+    tp_rounds, tp_slice = (2, 1.0) if quick else (5, 2.0)
+    say()
+    say(
+        "== Suture with two workers against one, concurrency 64, interleaved (the one worker is pinned to its core; "
+        "the two are not, and share the machine with the mock and the load generator)"
+    )
+    out: dict[str, float] = {}
+    for what, body in (
+        ("10-message transcript", runner.body("openai", 10, False)),
+        ("100 KB valid agent transcript", runner.agent_body("openai", 100_000, False)),
+    ):
+        cpu0 = {one.name: cpu_seconds(one_pid), two.name: cpu_seconds(two_pid)}
+        r = runner.throughput([one, two], OPENAI_PATH, body, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
+        cpu1 = {one.name: cpu_seconds(one_pid), two.name: cpu_seconds(two_pid)}
+        rps = {name: res["done"] / res["busy_s"] for name, res in r.items()}
+        say(f"  {what}")
+        for name, res in r.items():
+            us = (cpu1[name] - cpu0[name]) / max(1, res["done"] + res["warm_done"]) * 1e6
+            say(
+                f"    {name:<10}{rps[name]:>8.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   CPU {us:.0f} us"
+            )
+        ratio = rps[two.name] / rps[one.name] if rps[one.name] else float("nan")
+        out[what] = ratio
+        say(f"  {'PASS' if ratio >= 1.7 else 'MISS'}  two workers >= 1.7x one ({what}): {ratio:.2f}x")
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer requests: a smoke run of a minute or two")
-    parser.add_argument("--no-litellm", action="store_true", help="direct and Suture only")
+    parser.add_argument("--no-litellm", action="store_true", help="no LiteLLM")
+    parser.add_argument("--no-nginx", action="store_true", help="no nginx")
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"comma-separated parts to run, of {','.join(SECTIONS)} (default: all)",
+    )
     args = parser.parse_args()
     quick = args.quick
     rounds = 200 if quick else 2000
@@ -385,6 +693,9 @@ def main() -> int:
     if not args.no_litellm:
         litellm_python = ensure_venv("litellm", LITELLM_REQS)
 
+    nginx_exe = None if args.no_nginx else ensure_nginx()
+    say(f"open-file limit raised to {raise_fd_limit()} (inherited by every process started here)")
+
     procs = Procs()
     tmp = Path(tempfile.mkdtemp(prefix="suture-bench-"))
     try:
@@ -395,6 +706,7 @@ def main() -> int:
             placement,
             load_python,
             litellm_python,
+            nginx_exe,
             quick=quick,
             rounds=rounds,
             t_rounds=t_rounds,
@@ -414,6 +726,7 @@ def run(
     placement: Placement,
     load_python: Path,
     litellm_python: Path | None,
+    nginx_exe: str | None,
     *,
     quick: bool,
     rounds: int,
@@ -426,7 +739,15 @@ def run(
     mock_port, suture_port, litellm_port = free_port(), free_port(), free_port()
     mock_url = f"http://127.0.0.1:{mock_port}"
     mock = procs.start(
-        [*placement.prefix("mock"), str(load_python), str(BENCH / "mock_provider.py"), "--port", str(mock_port)],
+        [
+            *placement.prefix("mock"),
+            str(load_python),
+            str(BENCH / "mock_provider.py"),
+            "--port",
+            str(mock_port),
+            "--pace-ms",
+            str(STREAM_PACE_MS[quick]),
+        ],
         log=tmp / "mock.log",
     )
     if not wait_ready(mock_url + "/v1/models", mock, tmp / "mock.log", 20):
@@ -448,13 +769,16 @@ def run(
 
     suture_exe = Path(sys.executable).parent / "suture"
     suture_argv = [str(suture_exe)] if suture_exe.exists() else [sys.executable, "-m", "proxy.cli"]
+    suture_env = {
+        "SUTURE_OPENAI_UPSTREAM": mock_url + "/v1",
+        "SUTURE_ANTHROPIC_UPSTREAM": mock_url,
+        "SUTURE_LOG_LEVEL": "warning",
+        # A gateway holding a thousand streams needs as many upstream connections (default 100).
+        "SUTURE_MAX_CONNECTIONS": "4096",
+    }
     suture = procs.start(
         [*placement.prefix("suture"), *suture_argv, "serve", "--host", "127.0.0.1", "--port", str(suture_port)],
-        env={
-            "SUTURE_OPENAI_UPSTREAM": mock_url + "/v1",
-            "SUTURE_ANTHROPIC_UPSTREAM": mock_url,
-            "SUTURE_LOG_LEVEL": "warning",
-        },
+        env=suture_env,
         log=tmp / "suture.log",
     )
     if not wait_ready(f"http://127.0.0.1:{suture_port}/healthz", suture, tmp / "suture.log", 30):
@@ -509,164 +833,228 @@ def run(
                 f"vs Suture. Its log ends:\n{tail}"
             )
 
-    openai_targets = [direct, sut] + ([lit] if lit else [])
+    ngx: Target | None = None
+    nginx_proc = None
+    if args.no_nginx:
+        say("nginx: skipped (--no-nginx)")
+    elif nginx_exe is None:
+        say("nginx: not installed and could not be (apt-get install nginx); going on without it")
+    else:
+        nginx_port, prefix = free_port(), tmp / "nginx"
+        prefix.mkdir()
+        (prefix / "nginx.conf").write_text(nginx_config(prefix, nginx_port, mock_port))
+        nginx_proc = procs.start(
+            [*placement.prefix("nginx"), nginx_exe, "-p", str(prefix), "-c", str(prefix / "nginx.conf")],
+            log=tmp / "nginx.log",
+        )
+        if wait_ready(f"http://127.0.0.1:{nginx_port}/v1/models", nginx_proc, tmp / "nginx.log", 20):
+            ngx = Target("nginx", f"http://127.0.0.1:{nginx_port}")
+            version = subprocess.run([nginx_exe, "-v"], capture_output=True, text=True).stderr.strip()
+            say(f"nginx: {version.partition('/')[2]}, one worker, keep-alive upstream, proxy buffering off both ways")
+        else:
+            say("nginx did not start:\n" + (tmp / "nginx.log").read_text()[-1500:])
+
+    openai_targets = [direct, sut] + ([ngx] if ngx else []) + ([lit] if lit else [])
     anthropic_targets = [
         direct,
         Target("suture", sut.base, {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}),
-    ]
+    ] + ([Target("nginx", ngx.base)] if ngx else [])
     summary: dict[str, Any] = {}
+    sections = set(args.only.split(","))
 
-    # Warm every path (imports, first connections) before anything is timed.
-    runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, True), 20)
-    runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, True), 20)
-    rss_start = rss_mb(suture.pid)
+    pids = {
+        "suture": suture.pid,
+        **({"nginx": nginx_proc.pid} if ngx and nginx_proc else {}),
+        **({"litellm": litellm_proc.pid} if lit and litellm_proc else {}),
+    }
+    if "base" in sections:
+        # Warm every path (imports, first connections) before anything is timed.
+        runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, True), 20)
+        runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, True), 20)
+        rss_start = rss_mb(suture.pid)
 
-    say()
-    say(f"== added latency at concurrency 1, 10-message transcript, valid ({rounds} requests each, interleaved)")
-    say("  OpenAI Chat")
-    added = latency_table(runner.latency(openai_targets, OPENAI_PATH, b10, rounds))
-    summary["added"] = added
-    say("  Anthropic Messages (LiteLLM not configured for it)")
-    latency_table(runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False), rounds))
+        say()
+        say(f"== added latency at concurrency 1, 10-message transcript, valid ({rounds} requests each, interleaved)")
+        say("  OpenAI Chat")
+        added = latency_table(runner.latency(openai_targets, OPENAI_PATH, b10, rounds))
+        summary["added"] = added
+        say("  Anthropic Messages (LiteLLM not configured for it)")
+        latency_table(runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False), rounds))
 
-    say()
-    say(
-        f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s per target, "
-        f"interleaved)"
-    )
-    pids = {"suture": suture.pid, **({"litellm": litellm_proc.pid} if lit and litellm_proc else {})}
-    cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
-    cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
-    rps: dict[str, float] = {}
-    cpu_us: dict[str, float] = {}
-    for name, res in r.items():
-        rps[name] = res["done"] / res["busy_s"] if res["busy_s"] else 0.0
-        cpu = ""
-        if name in pids:
-            # CPU time per request served: what a core could do alone, whatever else ran meanwhile.
-            us = (cpu_after[name] - cpu_before[name]) / (res["done"] + res["warm_done"]) * 1e6
-            cpu_us[name] = us
-            cpu = f"   CPU {us:6.0f} us/request (= {1e6 / us:.0f} req/s per core)"
+        say()
         say(
-            f"  {name:<10}{rps[name]:>9.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   "
-            f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms{cpu}"
+            f"== throughput at concurrency 64, 10-message transcript ({tp_rounds} rounds of {tp_slice:.0f} s "
+            f"per target, interleaved)"
         )
-    summary["rps"] = rps
+        cpu_before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        r = runner.throughput(openai_targets, OPENAI_PATH, b10, concurrency=64, rounds=tp_rounds, slice_s=tp_slice)
+        cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+        rps: dict[str, float] = {}
+        cpu_us: dict[str, float] = {}
+        for name, res in r.items():
+            rps[name] = res["done"] / res["busy_s"] if res["busy_s"] else 0.0
+            cpu = ""
+            if name in pids:
+                # CPU time per request served: what a core could do alone, whatever else ran meanwhile.
+                us = (cpu_after[name] - cpu_before[name]) / (res["done"] + res["warm_done"]) * 1e6
+                cpu_us[name] = us
+                cpu = f"   CPU {us:6.0f} us/request (= {1e6 / us:.0f} req/s per core)"
+            say(
+                f"  {name:<10}{rps[name]:>9.0f} req/s   p50 {pct(res['latencies_ms'], 0.5):7.2f} ms   "
+                f"p99 {pct(res['latencies_ms'], 0.99):7.2f} ms{cpu}"
+            )
+        summary["rps"] = rps
+        summary["cpu_us"] = cpu_us
 
-    say()
-    say(f"== time to first byte of a streamed answer, 10-message transcript ({rounds} each, interleaved)")
-    say("  OpenAI Chat, stream: true")
-    ttfb = latency_table(
-        runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, False, True), rounds), "ttfb_ms"
-    )
-    summary["ttfb"] = ttfb
-    say("  Anthropic Messages, stream: true")
-    latency_table(
-        runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False, True), rounds), "ttfb_ms"
-    )
-
-    say()
-    say(
-        "== transcripts of 10, 100 and 1,000 messages at concurrency 1, valid and broken (the seed's interrupted tool "
-        "call: the repair path)"
-    )
-    transcripts: dict[str, dict[str, list[float]]] = {}
-    for api, path, targets in (
-        ("openai", OPENAI_PATH, openai_targets),
-        ("anthropic", ANTHROPIC_PATH, anthropic_targets),
-    ):
-        for n in (10, 100, 1000):
-            for broken in (False, True):
-                kind = "broken" if broken else "valid"
-                body = runner.body(api, n, broken)
-                size = body.stat().st_size
-                say(f"  {api} {n} messages, {kind} ({size / 1024:.0f} KiB, {t_rounds[n]} each)")
-                transcripts[f"{api}-{n}-{kind}"] = latency_table(runner.latency(targets, path, body, t_rounds[n]))
-    summary["transcripts"] = transcripts
-
-    say()
-    say(f"== resident memory of the Suture process, before and after {soak:,} more requests at concurrency 64")
-    rss_before = rss_mb(suture.pid)
-    half = soak // 2
-    c1 = runner.count(sut, OPENAI_PATH, b10, n=half, concurrency=64)
-    c2 = runner.count(sut, OPENAI_PATH, runner.body("openai", 10, True), n=soak - half, concurrency=64)
-    rss_after = rss_mb(suture.pid)
-    soak_rps = (c1["done"] + c2["done"]) / (c1["busy_s"] + c2["busy_s"])
-    growth = (rss_after - rss_before) / rss_before * 100
-    say(
-        f"  at start-up, after warm-up: {rss_start:.1f} MB; before the soak: {rss_before:.1f} MB; after: "
-        f"{rss_after:.1f} MB ({growth:+.1f}%); half valid, half broken 10-message transcripts, {soak_rps:.0f} req/s"
-    )
-    if litellm_proc is not None and lit is not None:
-        say(f"  LiteLLM (process tree) after this run's requests: {tree_rss_mb(litellm_proc.pid):.1f} MB")
-    summary["rss"] = (rss_before, rss_after, growth)
-
-    say()
-    say("== the repair check in-process (orjson.loads + sanitize), clean 1,000-message transcript")
-    import orjson
-
-    from sanitizer import sanitize
-
-    check: dict[str, float] = {}
-    for api, api_name in (("openai", "openai-chat"), ("anthropic", "anthropic-messages")):
-        raw = runner.body(api, 1000, False).read_bytes()
-        samples = []
-        for _ in range(50 if quick else 300):
-            start = time.perf_counter()
-            sanitize(orjson.loads(raw), api=api_name)
-            samples.append((time.perf_counter() - start) * 1000)
-        check[api] = pct(samples, 0.5)
-        say(f"  {api}: p50 {pct(samples, 0.5):.3f} ms, p99 {pct(samples, 0.99):.3f} ms")
-    summary["check"] = check
-
-    say()
-    say("== Suture / LiteLLM")
-    if lit is not None:
-        a_s, a_l = added["suture"][0], added["litellm"][0]
-        ratio_line("LiteLLM added p50 / Suture added p50", a_l, a_s, "target >= 25x")
-        ratio_line("Suture req/s / LiteLLM req/s at c=64", rps["suture"], rps["litellm"], "target >= 25x")
-        ratio_line(
-            "Suture / LiteLLM requests per CPU-second at c=64 (capacity of one core each)",
-            cpu_us["litellm"],
-            cpu_us["suture"],
-            "the same comparison, free of whatever else shares the core",
+        say()
+        say(f"== time to first byte of a streamed answer, 10-message transcript ({rounds} each, interleaved)")
+        say("  OpenAI Chat, stream: true")
+        ttfb = latency_table(
+            runner.latency(openai_targets, OPENAI_PATH, runner.body("openai", 10, False, True), rounds), "ttfb_ms"
         )
-        ratio_line("LiteLLM added TTFB p50 / Suture added TTFB p50", ttfb["litellm"][0], ttfb["suture"][0], "")
-        for n in (10, 100, 1000):
-            for kind in ("valid", "broken"):
-                t = transcripts[f"openai-{n}-{kind}"]
-                ratio_line(f"LiteLLM / Suture added p50, {n} messages {kind}", t["litellm"][0], t["suture"][0], "")
-    else:
-        say("  (no LiteLLM in this run)")
+        summary["ttfb"] = ttfb
+        say("  Anthropic Messages, stream: true")
+        latency_table(
+            runner.latency(anthropic_targets, ANTHROPIC_PATH, runner.body("anthropic", 10, False, True), rounds),
+            "ttfb_ms",
+        )
 
-    say()
-    say(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    say("== targets (issue 8)")
-    p50, _, p99 = added["suture"]
-    verdict = [
-        ("Suture added p50 < 0.6 ms (10 messages)", p50 < 0.6, f"{p50:.3f} ms"),
-        ("Suture added p99 < 2 ms (10 messages)", p99 < 2.0, f"{p99:.3f} ms"),
-        ("streaming TTFB adds < 1 ms (p50)", ttfb["suture"][0] < 1.0, f"{ttfb['suture'][0]:.3f} ms"),
-        ("RSS < 100 MB", rss_after < 100, f"{rss_after:.1f} MB"),
-        ("RSS growth < 10% over the soak", growth < 10, f"{growth:+.1f}%"),
-        (
-            "clean 1,000-message repair check < 1 ms",
-            max(check.values()) < 1.0,
-            ", ".join(f"{k} {v:.3f} ms" for k, v in check.items()),
-        ),
-    ]
-    if lit is not None:
-        verdict += [
-            ("LiteLLM added p50 >= 25x Suture's", added["litellm"][0] >= 25 * p50, f"{added['litellm'][0] / p50:.1f}x"),
+        say()
+        say(
+            "== transcripts of 10, 100 and 1,000 messages at concurrency 1, valid and broken (the seed's interrupted "
+            "tool call: the repair path)"
+        )
+        transcripts: dict[str, dict[str, list[float]]] = {}
+        for api, path, targets in (
+            ("openai", OPENAI_PATH, openai_targets),
+            ("anthropic", ANTHROPIC_PATH, anthropic_targets),
+        ):
+            for n in (10, 100, 1000):
+                for broken in (False, True):
+                    kind = "broken" if broken else "valid"
+                    body = runner.body(api, n, broken)
+                    size = body.stat().st_size
+                    say(f"  {api} {n} messages, {kind} ({size / 1024:.0f} KiB, {t_rounds[n]} each)")
+                    transcripts[f"{api}-{n}-{kind}"] = latency_table(runner.latency(targets, path, body, t_rounds[n]))
+        summary["transcripts"] = transcripts
+
+        say()
+        say(f"== resident memory of the Suture process, before and after {soak:,} more requests at concurrency 64")
+        rss_before = rss_mb(suture.pid)
+        half = soak // 2
+        c1 = runner.count(sut, OPENAI_PATH, b10, n=half, concurrency=64)
+        c2 = runner.count(sut, OPENAI_PATH, runner.body("openai", 10, True), n=soak - half, concurrency=64)
+        rss_after = rss_mb(suture.pid)
+        soak_rps = (c1["done"] + c2["done"]) / (c1["busy_s"] + c2["busy_s"])
+        growth = (rss_after - rss_before) / rss_before * 100
+        say(
+            f"  at start-up, after warm-up: {rss_start:.1f} MB; before the soak: {rss_before:.1f} MB; after: "
+            f"{rss_after:.1f} MB ({growth:+.1f}%); half valid, half broken 10-message transcripts, {soak_rps:.0f} req/s"
+        )
+        if litellm_proc is not None and lit is not None:
+            say(f"  LiteLLM (process tree) after this run's requests: {tree_rss_mb(litellm_proc.pid):.1f} MB")
+        summary["rss"] = (rss_before, rss_after, growth)
+
+        say()
+        say("== the repair check in-process (orjson.loads + sanitize), clean 1,000-message transcript")
+        import orjson
+
+        from sanitizer import sanitize
+
+        check: dict[str, float] = {}
+        for api, api_name in (("openai", "openai-chat"), ("anthropic", "anthropic-messages")):
+            raw = runner.body(api, 1000, False).read_bytes()
+            samples = []
+            for _ in range(50 if quick else 300):
+                start = time.perf_counter()
+                sanitize(orjson.loads(raw), api=api_name)
+                samples.append((time.perf_counter() - start) * 1000)
+            check[api] = pct(samples, 0.5)
+            say(f"  {api}: p50 {pct(samples, 0.5):.3f} ms, p99 {pct(samples, 0.99):.3f} ms")
+        summary["check"] = check
+
+        say()
+        say("== Suture / nginx (the floor of one more hop)")
+        if ngx is not None:
+            ratio_line("Suture / nginx CPU per request at c=64", cpu_us["suture"], cpu_us["nginx"], "target <= 3x")
+            ratio_line("Suture / nginx added p50, 10 messages", added["suture"][0], added["nginx"][0], "")
+            ratio_line("nginx req/s / Suture req/s at c=64", rps["nginx"], rps["suture"], "")
+            say(
+                f"  nginx: {cpu_us['nginx']:.0f} us CPU per request, added p50 {added['nginx'][0]:+.3f} ms; "
+                f"Suture: {cpu_us['suture']:.0f} us, {added['suture'][0]:+.3f} ms"
+            )
+        else:
+            say("  (no nginx in this run)")
+
+        say()
+        say("== Suture / LiteLLM")
+        if lit is not None:
+            a_s, a_l = added["suture"][0], added["litellm"][0]
+            ratio_line("LiteLLM added p50 / Suture added p50", a_l, a_s, "target >= 25x")
+            ratio_line("Suture req/s / LiteLLM req/s at c=64", rps["suture"], rps["litellm"], "target >= 25x")
+            ratio_line(
+                "Suture / LiteLLM requests per CPU-second at c=64 (capacity of one core each)",
+                cpu_us["litellm"],
+                cpu_us["suture"],
+                "the same comparison, free of whatever else shares the core",
+            )
+            ratio_line("LiteLLM added TTFB p50 / Suture added TTFB p50", ttfb["litellm"][0], ttfb["suture"][0], "")
+            for n in (10, 100, 1000):
+                for kind in ("valid", "broken"):
+                    t = transcripts[f"openai-{n}-{kind}"]
+                    ratio_line(f"LiteLLM / Suture added p50, {n} messages {kind}", t["litellm"][0], t["suture"][0], "")
+        else:
+            say("  (no LiteLLM in this run)")
+
+        say()
+        say(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        say("== targets (issue 8)")
+        p50, _, p99 = added["suture"]
+        verdict = [
+            ("Suture added p50 < 0.6 ms (10 messages)", p50 < 0.6, f"{p50:.3f} ms"),
+            ("Suture added p99 < 2 ms (10 messages)", p99 < 2.0, f"{p99:.3f} ms"),
+            ("streaming TTFB adds < 1 ms (p50)", ttfb["suture"][0] < 1.0, f"{ttfb['suture'][0]:.3f} ms"),
+            ("RSS < 100 MB", rss_after < 100, f"{rss_after:.1f} MB"),
+            ("RSS growth < 10% over the soak", growth < 10, f"{growth:+.1f}%"),
             (
-                "Suture req/s at c=64 >= 25x LiteLLM's",
-                rps["suture"] >= 25 * rps["litellm"],
-                f"{rps['suture'] / rps['litellm']:.1f}x",
+                "clean 1,000-message repair check < 1 ms",
+                max(check.values()) < 1.0,
+                ", ".join(f"{k} {v:.3f} ms" for k, v in check.items()),
             ),
         ]
-    for what, ok, value in verdict:
-        say(f"  {'PASS' if ok else 'MISS'}  {what}: {value}")
+        if lit is not None:
+            verdict += [
+                (
+                    "LiteLLM added p50 >= 25x Suture's",
+                    added["litellm"][0] >= 25 * p50,
+                    f"{added['litellm'][0] / p50:.1f}x",
+                ),
+                (
+                    "Suture req/s at c=64 >= 25x LiteLLM's",
+                    rps["suture"] >= 25 * rps["litellm"],
+                    f"{rps['suture'] / rps['litellm']:.1f}x",
+                ),
+            ]
+        for what, ok, value in verdict:
+            say(f"  {'PASS' if ok else 'MISS'}  {what}: {value}")
+
+    if "sizes" in sections:
+        summary["sizes"] = sizes_section(runner, openai_targets, pids, quick=quick)
+    if "streams" in sections:
+        summary["streams"] = streams_section(runner, openai_targets, pids, quick=quick)
+    if "workers" in sections:
+        two_port = free_port()
+        two = procs.start(
+            [*suture_argv, "serve", "--host", "127.0.0.1", "--port", str(two_port), "--workers", "2"],
+            env=suture_env,
+            log=tmp / "suture-2w.log",
+        )
+        if wait_ready(f"http://127.0.0.1:{two_port}/healthz", two, tmp / "suture-2w.log", 30):
+            summary["workers"] = workers_section(
+                runner, sut, Target("suture-2w", f"http://127.0.0.1:{two_port}"), suture.pid, two.pid, quick=quick
+            )
+        else:
+            say("Suture --workers 2 did not start:\n" + (tmp / "suture-2w.log").read_text()[-1500:])
     return 0
 
 

@@ -27,6 +27,7 @@ def _module(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -85,3 +86,65 @@ def test_load_generator_runs_latency_and_count_jobs(mock: str, tmp_path: Path) -
         load.run({"mode": "count", "targets": [target], "body_file": str(body), "n": 20, "concurrency": 4})
     )
     assert count["direct"]["done"] == 20 and count["direct"]["errors"] == 0
+
+
+def test_nginx_config_is_one_worker_keepalive_and_unbuffered(tmp_path: Path) -> None:
+    run = _module("run")
+    conf = run.nginx_config(tmp_path, 18080, 19100, connections=4096)
+    for line in (
+        "worker_processes 1;",
+        "listen 127.0.0.1:18080",
+        "server 127.0.0.1:19100;",
+        "keepalive 4096;",
+        "proxy_http_version 1.1;",
+        'proxy_set_header Connection "";',
+        "proxy_buffering off;",
+        "proxy_request_buffering off;",
+        "access_log off;",
+        "daemon off;",
+    ):
+        assert line in conf
+    # Everything nginx writes stays under the prefix: nothing of the system's nginx is touched.
+    for directive in ("pid", "error_log", "client_body_temp_path", "proxy_temp_path"):
+        path = conf.split(f"{directive} ", 1)[1].split()[0].rstrip(";")
+        assert path.startswith(str(tmp_path))
+    nginx = run._which_nginx()
+    if nginx is None:
+        pytest.skip("nginx is not installed: the syntax check needs it")
+    (tmp_path / "nginx.conf").write_text(conf)
+    checked = subprocess.run(
+        [nginx, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_agent_bodies_have_their_size_and_the_seed_defect_only_when_broken(api: str) -> None:
+    from sanitizer import sanitize, validate
+
+    bodies = _module("agent_bodies")
+    name = {"openai": "openai-chat", "anthropic": "anthropic-messages"}[api]
+    for size in bodies.SIZES[:3]:  # 2 MB takes a while to check and adds nothing the others do not show
+        valid = bodies.agent_transcript(api, size, False)
+        broken = bodies.agent_transcript(api, size, True)
+        for body in (valid, broken):
+            assert 0.85 * size <= len(bodies.encode(body)) <= 1.1 * size
+        assert bodies.encode(valid) == bodies.encode(bodies.agent_transcript(api, size, False))  # deterministic
+        assert validate(valid, api=name) == [] and sanitize(valid, api=name).repairs == []
+        assert validate(broken, api=name) != []
+        assert [r.code for r in sanitize(broken, api=name).repairs] == ["TP001"]
+        assert bodies.RECOVERY in json.dumps(broken)
+        if size >= 100_000:  # screenshots as base64, as agents attach them
+            assert "base64," in json.dumps(valid) or '"base64"' in json.dumps(valid)
+    assert bodies.label(2_000_000) == "2 MB" and bodies.label(500_000) == "500 KB"
+
+
+def test_paced_streams_are_stamped_and_counted(mock: str, tmp_path: Path) -> None:
+    load = _module("load")
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({"model": "gpt-4o", "messages": [], "stream": True, "max_tokens": 3}))
+    target = {"name": "direct", "url": mock + "/v1/chat/completions"}
+    job = {"mode": "streams", "targets": [target], "body_file": str(body), "streams": 4, "spread_s": 0.01}
+    result = asyncio.run(load.run(job))["direct"]
+    assert result["errors"] == 0 and result["done"] == 4 * 3 and len(result["latencies_ms"]) == 12
+    assert load.stamps(b'data: {"delta":{"content":"t123"}}\n\ndata: {"delta":{"content":"t45"}}') == [123, 45]
