@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
 from sanitizer import Policy
 
 from ..capture import Capturer
+from ..labels import ModelLabels
 from ..metrics import Metrics
 from ..redaction import Secrets
 from ..settings import Settings
 from ..upstreams.native import Upstream
 from .model_routes import Router
+
+if TYPE_CHECKING:
+    from ..tracing import ExchangeTracer
 
 
 @dataclass
@@ -37,6 +42,10 @@ class ProxyState:
     """The event loop the lifespan runs on, which serves every request."""
     fixed_paths: frozenset[str] = frozenset()
     """Paths without a template: the metrics label them by themselves."""
+    model_labels: ModelLabels = field(default_factory=ModelLabels)
+    """The ``model`` label of a model name (a bounded set)."""
+    tracer: ExchangeTracer | None = None
+    """Set when OpenTelemetry tracing is on (``otel.enabled``); None costs nothing per request."""
 
 
 def state_of(request: Request) -> ProxyState:

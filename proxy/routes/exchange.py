@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -23,6 +25,9 @@ from ..logs import access_log, log, repair_log, upstream_log
 from ..upstreams.streamed import Outcome
 from . import table
 from .context import ProxyState
+
+if TYPE_CHECKING:
+    from sanitizer import Repair
 
 # Probes and scrapes: their access lines are debug-level.
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -50,16 +55,22 @@ class Exchange:
     label: str | None = None
     """The route's label in the metrics and the access line, when its path does not give it."""
     mode: str | None = None
+    model: str | None = None
+    """The model the client asked for, once the body (or the path) says."""
+    repairs: Sequence[Repair] = ()
     repairs_found: int = 0
     repairs_applied: int = 0
     capture: CaptureDraft | None = None
     rejection: str | None = None
     """Strict mode's refusal, when it refused."""
     upstream: str | None = None
-    """The upstream's base URL, or a route table upstream's name, once one was chosen."""
+    """The name of the upstream the request is for (a provider's section, or a route table
+    upstream's name), once one was chosen."""
     upstream_status: int | str | None = None
     """The upstream's status, or why there is none (``unreachable``, ``timeout``...)."""
     upstream_seconds: float | None = None
+    sent: float = 0.0
+    """``perf_counter()`` when the request went upstream, once it was answered."""
     upstream_failure: str | None = None
     """Why the upstream gave no answer to relay (``unreachable``, ``timeout``, a refusal's status)."""
     upstream_error: str | None = None
@@ -98,6 +109,7 @@ class Exchange:
         """The upstream's answer began (``sent``: ``perf_counter()`` when the request went)."""
         self.upstream_seconds = time.perf_counter() - sent
         self.upstream_status = status
+        self.sent = sent
 
     def no_answer(
         self, outcome: str, *, status: int | None = None, error: str | None = None, body: bytes = b""
@@ -137,8 +149,13 @@ class Exchange:
         elapsed = time.perf_counter() - self.started
         if self.watch is not None:
             self.watch.close()
-        metrics = self.state.metrics
-        upstream_label = self.provider.name if self.provider is not None else ""
+        state = self.state
+        metrics = state.metrics
+        # The upstream's name, and the client's model from a bounded set: label values, once.
+        upstream_label = self.upstream or (self.provider.name if self.provider is not None else "")
+        model_label = state.model_labels(self.model)
+        for repair in self.repairs:
+            metrics.repairs.labels(repair.code, repair.rule, str(self.mode), model_label, upstream_label).inc()
         status = self.upstream_status
         if status is not None:
             if self.upstream_seconds is not None:
@@ -183,8 +200,8 @@ class Exchange:
         route: str = self.label or (
             path if path in self.state.fixed_paths else str(getattr(scope.get("route"), "path", "other"))
         )
-        metrics.requests.labels(route, scope["method"], str(self.status)).inc()
-        metrics.request_seconds.labels(route).observe(elapsed)
+        metrics.requests.labels(route, scope["method"], str(self.status), model_label, upstream_label).inc()
+        metrics.request_seconds.labels(route, upstream_label).observe(elapsed)
         log(
             access_log,
             # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
@@ -199,9 +216,13 @@ class Exchange:
             repairs=self.repairs_found,
             repairs_applied=self.repairs_applied,
             mode=self.mode,
+            model=self.model if self.model is None or len(self.model) <= 128 else self.model[:128] + "…",
+            upstream=self.upstream,
             upstream_status=self.upstream_status,
             outcome=self.outcome,
         )
+        if state.tracer is not None:
+            state.tracer.record(self, elapsed, route)
         # The scope holds this exchange, and this exchange the scope and the request: a cycle
         # only the garbage collector would free, for every request (17% more CPU per request
         # under load, measured). Broken here, once nothing reads them any more.

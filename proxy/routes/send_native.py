@@ -44,7 +44,7 @@ async def forward(
         replace["accept-encoding"] = "identity"
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     watch = exchange.watch or exchange.watch_client()
-    exchange.upstream = upstream.base_url
+    exchange.upstream = upstream.name
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
     sent = time.perf_counter()
     try:

@@ -52,6 +52,8 @@ async def proxy_transcript(
 
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
+    named = body.get("model") if model is None and isinstance(body, dict) else model
+    exchange.model = named if isinstance(named, str) else None
     api = route.api
     # The route table (`routes:`) applies to Chat, Responses and Messages requests, by their model.
     target = state.router.resolve(body.get("model")) if route.routed and isinstance(body, dict) else None
@@ -64,6 +66,7 @@ async def proxy_transcript(
         )
     if target is not None and target.builtin:
         target = None
+    exchange.upstream = target.name if target is not None else provider.name
     # The core's provider table says which rules bind the body: the route's provider's, or the
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
@@ -85,9 +88,9 @@ async def proxy_transcript(
         result = SanitizeResult(body=body, repairs=[])
 
     exchange.repairs_found = len(result.repairs)
+    exchange.repairs = result.repairs  # counted (and traced) when the exchange finishes
     for repair in result.repairs:
         _log_repair(exchange.request_id, repair, mode)
-        state.metrics.repairs.labels(repair.code, repair.rule, mode).inc()
 
     if mode == "strict":
         problems = [_describe_repair(r) for r in result.repairs]
@@ -103,7 +106,7 @@ async def proxy_transcript(
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
-            state.metrics.rejections.labels(provider.name).inc()
+            state.metrics.rejections.labels(exchange.upstream).inc()
             listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
             message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
             if state.capture is not None:

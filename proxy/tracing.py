@@ -1,0 +1,188 @@
+"""OpenTelemetry traces of Suture's exchanges (``otel.enabled``; ``pip install 'suture[otel]'``).
+
+Imported only when tracing is on: with it off, no OpenTelemetry module is loaded and the
+request path pays one ``is None`` test in :meth:`Exchange.finish`.
+
+One span per request, written when the exchange finishes (a stream's when its last byte was
+relayed) with the times it measured, so nothing is opened or closed on the request path:
+
+* the request's span (kind SERVER), following the GenAI semantic conventions: named
+  ``{gen_ai.operation.name} {gen_ai.request.model}``, with ``gen_ai.provider.name``,
+  ``server.address`` and ``server.port`` (the upstream's), ``http.response.status_code``,
+  ``error.type``, Suture's own ``suture.*`` attributes, and one ``suture.repair`` event per repair
+  (code, rule, action, message index, tool call id). Its parent is the client's ``traceparent``;
+* its child (kind CLIENT), the upstream call: from the request going upstream to the last byte
+  relayed, with the upstream's status.
+
+The exporter, its endpoint and the sampling are the standard ``OTEL_*`` variables':
+``OTEL_TRACES_EXPORTER`` (``otlp``, the default, over HTTP/protobuf; ``console``; ``none``),
+``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_TRACES_SAMPLER``
+and its argument, ``OTEL_SERVICE_NAME`` (default ``suture``), ``OTEL_RESOURCE_ATTRIBUTES``,
+``OTEL_BSP_*`` for the batching.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import urllib.parse
+from typing import TYPE_CHECKING
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.util.types import AttributeValue
+
+from .metrics import version
+
+if TYPE_CHECKING:
+    from .routes.exchange import Exchange
+
+# gen_ai.operation.name by route (the conventions' well-known values); count_tokens is none of them.
+_OPERATIONS = {"chat": "chat", "responses": "chat", "messages": "chat", "gemini": "generate_content", "bedrock": "chat"}
+# gen_ai.provider.name by Suture's provider section (the conventions' well-known values).
+_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini", "bedrock": "aws.bedrock"}
+_PROPAGATOR = TraceContextTextMapPropagator()
+_TRACE_HEADERS = frozenset({b"traceparent", b"tracestate"})
+
+
+class ExchangeTracer:
+    """Writes the spans of finished exchanges to a :class:`TracerProvider`."""
+
+    def __init__(self, provider: TracerProvider) -> None:
+        self.provider = provider
+        self._tracer = provider.get_tracer("suture", version())
+        self._servers: dict[str, tuple[str, int] | None] = {}
+
+    @classmethod
+    def from_environment(cls) -> ExchangeTracer:
+        """A tracer whose exporter, endpoint and sampler come from the standard OTEL_* variables."""
+        attributes: dict[str, AttributeValue] = {"service.version": version()}
+        if not os.environ.get("OTEL_SERVICE_NAME"):
+            attributes["service.name"] = "suture"
+        provider = TracerProvider(resource=Resource.create(attributes))  # reads OTEL_TRACES_SAMPLER
+        exporter = _exporter(os.environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower())
+        if exporter is not None:
+            provider.add_span_processor(BatchSpanProcessor(exporter))
+        return cls(provider)
+
+    def shutdown(self) -> None:
+        """Send what is batched, then stop (the app's shutdown)."""
+        self.provider.shutdown()
+
+    def record(self, exchange: Exchange, elapsed: float, route: str) -> None:
+        """Write the spans of ``exchange``, which ended ``elapsed`` seconds after it began."""
+        end = time.time_ns()
+        start = end - int(elapsed * 1e9)
+        scope = exchange.scope
+        method: str = scope["method"]
+        operation = _OPERATIONS.get(exchange.route.name) if exchange.route is not None else None
+        model = exchange.model[:256] if exchange.model is not None else None
+        attributes: dict[str, AttributeValue] = {
+            "http.request.method": method,
+            "http.route": route,
+            "http.response.status_code": exchange.status,
+            "suture.request_id": exchange.request_id,
+            "suture.outcome": exchange.outcome,
+            "suture.repairs": exchange.repairs_found,
+            "suture.repairs_applied": exchange.repairs_applied,
+        }
+        if operation is not None:
+            attributes["gen_ai.operation.name"] = operation
+        if model is not None:
+            attributes["gen_ai.request.model"] = model
+        if exchange.mode is not None:
+            attributes["suture.mode"] = exchange.mode
+        upstream = exchange.upstream
+        server = None
+        if upstream is not None:
+            attributes["suture.upstream"] = upstream
+            provider = exchange.provider.name if exchange.provider is not None else upstream
+            attributes["gen_ai.provider.name"] = _PROVIDERS.get(provider, provider)
+            server = self._server(exchange, upstream)
+            if server is not None:
+                attributes["server.address"], attributes["server.port"] = server
+        if exchange.upstream_status is not None:
+            attributes["suture.upstream_status"] = str(exchange.upstream_status)
+        error = _error_type(exchange)
+        if error is not None:
+            attributes["error.type"] = error
+        name = f"{operation} {model}" if operation is not None and model else f"{method} {route}"
+        parent = _PROPAGATOR.extract(
+            {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"] if k in _TRACE_HEADERS}
+        )
+        span = self._tracer.start_span(name, parent, SpanKind.SERVER, attributes, start_time=start)
+        for repair in exchange.repairs:
+            event: dict[str, AttributeValue] = {"suture.repair.code": repair.code, "suture.repair.rule": repair.rule}
+            event["suture.repair.action"] = repair.action
+            if repair.message_index is not None:
+                event["suture.repair.message_index"] = repair.message_index
+            if repair.tool_call_id is not None:
+                event["suture.repair.tool_call_id"] = repair.tool_call_id
+            span.add_event("suture.repair", event, timestamp=start)
+        if error is not None:
+            span.set_status(Status(StatusCode.ERROR, error))
+        if exchange.sent:
+            child: dict[str, AttributeValue] = {"http.request.method": method, "suture.upstream": str(upstream)}
+            if server is not None:
+                child["server.address"], child["server.port"] = server
+            if isinstance(exchange.upstream_status, int):
+                child["http.response.status_code"] = exchange.upstream_status
+            sent = start + int((exchange.sent - exchange.started) * 1e9)
+            call = self._tracer.start_span(
+                f"{method} {upstream}", trace.set_span_in_context(span), SpanKind.CLIENT, child, start_time=sent
+            )
+            if exchange.outcome == "upstream_error" or (
+                isinstance(exchange.upstream_status, int) and exchange.upstream_status >= 500
+            ):
+                call.set_status(Status(StatusCode.ERROR, exchange.outcome))
+            call.end(end)
+        span.end(end)
+
+    def _server(self, exchange: Exchange, name: str) -> tuple[str, int] | None:
+        if name not in self._servers:
+            state = exchange.state
+            found = state.upstreams.get(name) or state.named_upstreams.get(name)
+            base = found.base_url if found is not None else None
+            if base is None:
+                base = next((t.api_base for t in state.router.targets if t.name == name), None)
+            self._servers[name] = _address(base) if base else None
+        return self._servers[name]
+
+
+def _address(url: str) -> tuple[str, int] | None:
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname:
+        return None
+    return parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+
+
+def _error_type(exchange: Exchange) -> str | None:
+    """The conventions' ``error.type``: why the request failed, or None when it did not."""
+    if exchange.outcome != "complete":
+        return exchange.outcome
+    if exchange.upstream_failure is not None:
+        return exchange.upstream_failure
+    if exchange.status >= 500:
+        return str(exchange.status)
+    return None
+
+
+def _exporter(name: str) -> SpanExporter | None:
+    if name in ("", "none"):
+        return None
+    if name == "console":
+        return ConsoleSpanExporter()
+    if name != "otlp":
+        raise ValueError(f"OTEL_TRACES_EXPORTER={name!r}: Suture exports with otlp, console or none")
+    protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get(
+        "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"
+    )
+    if protocol != "http/protobuf":
+        raise ValueError(f"OTLP protocol {protocol!r}: Suture exports OTLP over http/protobuf")
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return OTLPSpanExporter()  # its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_*
