@@ -252,7 +252,9 @@ def test_metrics_and_access_log(proxy: str, logs: LogLines) -> None:
     ok_line = 'suture_requests_total{method="POST",model="gpt-4o-mini",route="/v1/chat/completions",status="200",upstream="openai"}'
     assert f"{ok_line} 1.0" in text
     # Not JSON: no model, and the upstream it was bound for.
-    bad_line = 'suture_requests_total{method="POST",model="",route="/v1/chat/completions",status="400",upstream="openai"}'
+    bad_line = (
+        'suture_requests_total{method="POST",model="",route="/v1/chat/completions",status="400",upstream="openai"}'
+    )
     assert f"{bad_line} 1.0" in text
     assert 'suture_upstream_responses_total{status="200",upstream="openai"} 1.0' in text
     assert "suture_request_duration_seconds_bucket" in text
