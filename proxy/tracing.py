@@ -9,6 +9,7 @@ relayed) with the times it measured, so nothing is opened or closed on the reque
 * the request's span (kind SERVER), following the GenAI semantic conventions: named
   ``{gen_ai.operation.name} {gen_ai.request.model}``, with ``gen_ai.provider.name``,
   ``server.address`` and ``server.port`` (the upstream's), ``http.response.status_code``,
+  ``gen_ai.usage.input_tokens`` and ``output_tokens`` when the answer carries them,
   ``error.type``, Suture's own ``suture.*`` attributes, and one ``suture.repair`` event per repair
   (code, rule, action, message index, tool call id). Its parent is the client's ``traceparent``;
 * its child (kind CLIENT), the upstream call: from the request going upstream to the last byte
@@ -24,8 +25,10 @@ and its argument, ``OTEL_SERVICE_NAME`` (default ``suture``), ``OTEL_RESOURCE_AT
 from __future__ import annotations
 
 import os
+import re
 import time
 import urllib.parse
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from opentelemetry import trace
@@ -40,11 +43,17 @@ from .metrics import version
 
 if TYPE_CHECKING:
     from .routes.exchange import Exchange
+    from .upstreams.streamed import StreamedAnswer
 
 # gen_ai.operation.name by route (the conventions' well-known values); count_tokens is none of them.
 _OPERATIONS = {"chat": "chat", "responses": "chat", "messages": "chat", "gemini": "generate_content", "bedrock": "chat"}
 # gen_ai.provider.name by Suture's provider section (the conventions' well-known values).
 _PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini", "bedrock": "aws.bedrock"}
+# Token counts as each format writes them, in a body or in its stream's last events (Anthropic's
+# message_delta repeats the final counts; OpenAI's last chunk holds them with include_usage).
+_INPUT_TOKENS = re.compile(rb'"(?:prompt_tokens|input_tokens|inputTokens|promptTokenCount)"\s*:\s*(\d+)')
+_OUTPUT_TOKENS = re.compile(rb'"(?:completion_tokens|output_tokens|outputTokens|candidatesTokenCount)"\s*:\s*(\d+)')
+_SAMPLE = 8192
 _PROPAGATOR = TraceContextTextMapPropagator()
 _TRACE_HEADERS = frozenset({b"traceparent", b"tracestate"})
 
@@ -72,6 +81,22 @@ class ExchangeTracer:
     def shutdown(self) -> None:
         """Send what is batched, then stop (the app's shutdown)."""
         self.provider.shutdown()
+
+    def sample(self, answer: StreamedAnswer, exchange: Exchange) -> None:
+        """Keep the first and last few KiB of ``answer`` as it is relayed, for its token usage.
+
+        Only with tracing on: the relay's own loop stays as it is."""
+        chunks = answer.chunks
+        kept = exchange.answer_sample = [b"", b""]
+
+        async def sampled() -> AsyncIterator[bytes]:
+            async for chunk in chunks():
+                if len(kept[0]) < _SAMPLE:
+                    kept[0] += chunk[: _SAMPLE - len(kept[0])]
+                kept[1] = (kept[1] + chunk)[-_SAMPLE:]
+                yield chunk
+
+        answer.chunks = sampled  # type: ignore[method-assign]
 
     def record(self, exchange: Exchange, elapsed: float, route: str) -> None:
         """Write the spans of ``exchange``, which ended ``elapsed`` seconds after it began."""
@@ -107,6 +132,12 @@ class ExchangeTracer:
                 attributes["server.address"], attributes["server.port"] = server
         if exchange.upstream_status is not None:
             attributes["suture.upstream_status"] = str(exchange.upstream_status)
+        if exchange.answer_sample is not None:
+            head, tail = exchange.answer_sample
+            for key, pattern in (("input", _INPUT_TOKENS), ("output", _OUTPUT_TOKENS)):
+                found = pattern.findall(tail) or pattern.findall(head)
+                if found:
+                    attributes[f"gen_ai.usage.{key}_tokens"] = int(found[-1])
         error = _error_type(exchange)
         if error is not None:
             attributes["error.type"] = error

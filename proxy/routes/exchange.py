@@ -79,6 +79,8 @@ class Exchange:
     answer: Outcome | None = None
     """How the relayed answer ended; None when Suture answered itself."""
     answer_encoding: str = ""
+    answer_sample: list[bytes] | None = None
+    """The first and the last bytes of the answer, kept only when tracing (its token usage)."""
     status: int = 500
     """The status the client was sent."""
     response_started: bool = False

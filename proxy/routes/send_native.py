@@ -78,6 +78,8 @@ async def forward(
             hint = f"the upstream answered 404 to {upstream.base_url}{path}: check {setting}"
             relay.headers.append((b"x-suture-hint", hint.encode("latin-1", "replace")))
             exchange.hint = hint
+        if state.tracer is not None:
+            state.tracer.sample(relay, exchange)  # the answer's token usage, for its span
         return relay
     except UncheckableEncoding as exc:
         response.close()

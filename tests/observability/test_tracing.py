@@ -59,14 +59,16 @@ def test_a_span_per_request_continues_the_clients_trace(tmp_path: Path, monkeypa
         traced(tmp_path, monkeypatch) as (s, exporter),
         s.openai(default_headers={"traceparent": TRACEPARENT}) as client,
     ):
-        client.chat.completions.create(**BROKEN_OPENAI)
+        completion = client.chat.completions.create(**BROKEN_OPENAI)
         [server] = wait_for(lambda: by_kind(exporter.get_finished_spans(), SpanKind.SERVER))
     [call] = by_kind(exporter.get_finished_spans(), SpanKind.CLIENT)
     assert server.name == "chat gpt-4o-mini"
     assert server.context.trace_id == TRACE_ID and server.parent is not None and server.parent.span_id == PARENT_ID
     attributes = dict(server.attributes or {})
     port = int(s.app.state.suture.upstreams["openai"].base_url.split(":")[2].split("/")[0])
-    assert {k: attributes[k] for k in attributes if k.startswith(("gen_ai.", "server.", "http."))} == {
+    assert {
+        k: attributes[k] for k in attributes if k.startswith(("gen_ai.", "server.", "http.")) and "usage" not in k
+    } == {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "openai",
         "gen_ai.request.model": "gpt-4o-mini",
@@ -77,6 +79,12 @@ def test_a_span_per_request_continues_the_clients_trace(tmp_path: Path, monkeypa
         "http.response.status_code": 200,
     }
     assert attributes["suture.repairs_applied"] == 1 and attributes["suture.outcome"] == "complete"
+    # The answer's own token counts.
+    assert completion.usage is not None and completion.usage.prompt_tokens > 0
+    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (
+        completion.usage.prompt_tokens,
+        completion.usage.completion_tokens,
+    )
     [event] = server.events
     assert event.name == "suture.repair"
     repair = dict(event.attributes or {})
@@ -104,10 +112,16 @@ def test_a_stream_ends_its_span_with_the_last_byte(tmp_path: Path, monkeypatch: 
             assert exporter.get_finished_spans() == ()  # the answer is still being relayed
             for _ in stream:
                 pass
+            final = stream.get_final_message()
         [server] = wait_for(lambda: by_kind(exporter.get_finished_spans(), SpanKind.SERVER))
     attributes = dict(server.attributes or {})
     assert (attributes["gen_ai.provider.name"], attributes["suture.outcome"]) == ("anthropic", "complete")
     assert server.name == "chat claude-haiku-4-5"
+    assert final.usage.input_tokens > 0 and final.usage.output_tokens > 0
+    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (
+        final.usage.input_tokens,
+        final.usage.output_tokens,
+    )
 
 
 def test_a_client_that_leaves_mid_stream_ends_the_span_with_its_outcome(
