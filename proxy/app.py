@@ -49,8 +49,10 @@ def build_app(settings: Settings) -> Starlette:
         model_labels=ModelLabels(rule.match for rule in settings.routes),
     )
     if settings.otel.enabled:
-        from .tracing import ExchangeTracer  # OpenTelemetry is imported only when tracing is on
-
+        try:
+            from .tracing import ExchangeTracer  # OpenTelemetry is imported only when tracing is on
+        except ImportError:
+            raise ConfigError("otel.enabled needs OpenTelemetry: pip install 'suture[otel]'") from None
         state.tracer = ExchangeTracer.from_environment()
     state.router = build_router(settings)
     state.secrets = secrets_of(settings, state.router)

@@ -40,6 +40,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from opentelemetry.util.types import AttributeValue
 
 from .metrics import version
+from .settings import ConfigError
 
 if TYPE_CHECKING:
     from .routes.exchange import Exchange
@@ -68,7 +69,8 @@ class ExchangeTracer:
 
     @classmethod
     def from_environment(cls) -> ExchangeTracer:
-        """A tracer whose exporter, endpoint and sampler come from the standard OTEL_* variables."""
+        """A tracer whose exporter, endpoint and sampler come from the standard OTEL_* variables;
+        raises ConfigError for an exporter or protocol Suture does not ship."""
         attributes: dict[str, AttributeValue] = {"service.version": version()}
         if not os.environ.get("OTEL_SERVICE_NAME"):
             attributes["service.name"] = "suture"
@@ -207,13 +209,13 @@ def _exporter(name: str) -> SpanExporter | None:
         return None
     if name == "console":
         return ConsoleSpanExporter()
-    if name != "otlp":
-        raise ValueError(f"OTEL_TRACES_EXPORTER={name!r}: Suture exports with otlp, console or none")
+    if name not in ("otlp", "otlp_proto_http"):
+        raise ConfigError(f"OTEL_TRACES_EXPORTER={name!r}: Suture exports with otlp, console or none")
     protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or os.environ.get(
         "OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"
     )
     if protocol != "http/protobuf":
-        raise ValueError(f"OTLP protocol {protocol!r}: Suture exports OTLP over http/protobuf")
+        raise ConfigError(f"OTLP protocol {protocol!r}: Suture exports OTLP over http/protobuf")
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     return OTLPSpanExporter()  # its endpoint, headers and timeout from OTEL_EXPORTER_OTLP_*

@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from proxy.app import build_app
-from proxy.settings import Settings
+from proxy.settings import ConfigError, Settings
 from proxy.tracing import ExchangeTracer
 from tests._support.observed import BROKEN_ANTHROPIC, BROKEN_OPENAI, Observed, emulators, observed
 from tests._support.proxy_e2e import wait_for
@@ -152,6 +152,30 @@ def test_tracing_off_imports_no_opentelemetry() -> None:
         "loaded = [m for m in sys.modules if m.startswith('opentelemetry')]; assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, env={"PYTHONPATH": str(REPO)})
+
+
+def test_tracing_without_opentelemetry_installed_is_one_config_error() -> None:
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None\n"
+        "from proxy.app import build_app; from proxy.settings import ConfigError, Settings\n"
+        "try: build_app(Settings(otel={'enabled': True}))\n"
+        "except ConfigError as exc: print(exc)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env={"PYTHONPATH": str(REPO)}, capture_output=True, text=True
+    )
+    assert done.stdout == "otel.enabled needs OpenTelemetry: pip install 'suture[otel]'\n", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"), [("OTEL_TRACES_EXPORTER", "zipkin"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]
+)
+def test_an_exporter_suture_does_not_ship_is_a_config_error(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=value):
+        build_app(Settings(otel={"enabled": True}))
 
 
 def test_the_environment_turns_tracing_on(monkeypatch: pytest.MonkeyPatch) -> None:
