@@ -3,8 +3,10 @@
 Imported only when tracing is on: with it off, no OpenTelemetry module is loaded and the
 request path pays one ``is None`` test in :meth:`Exchange.finish`.
 
-One span per request, written when the exchange finishes (a stream's when its last byte was
-relayed) with the times it measured, so nothing is opened or closed on the request path:
+One span per request, ended when the exchange finishes (a stream's when its last byte was
+relayed). On the native routes it begins as the request goes upstream (:meth:`ExchangeTracer.begin`),
+whose ``traceparent`` then names Suture's span of the call; otherwise (litellm, Suture's own
+answers) it is written whole at the end, with the times the exchange measured:
 
 * the request's span (kind SERVER), following the GenAI semantic conventions: named
   ``{gen_ai.operation.name} {gen_ai.request.model}``, with ``gen_ai.provider.name``,
@@ -13,7 +15,7 @@ relayed) with the times it measured, so nothing is opened or closed on the reque
   ``error.type``, Suture's own ``suture.*`` attributes, and one ``suture.repair`` event per repair
   (code, rule, action, message index, tool call id). Its parent is the client's ``traceparent``;
 * its child (kind CLIENT), the upstream call: from the request going upstream to the last byte
-  relayed, with the upstream's status.
+  relayed, with the upstream's status (``error.type`` when it gave no answer).
 
 The exporter, its endpoint and the sampling are the standard ``OTEL_*`` variables':
 ``OTEL_TRACES_EXPORTER`` (``otlp``, the default, over HTTP/protobuf; ``console``; ``none``),
@@ -32,6 +34,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
@@ -100,6 +103,19 @@ class ExchangeTracer:
 
         answer.chunks = sampled  # type: ignore[method-assign]
 
+    def begin(self, exchange: Exchange) -> list[tuple[bytes, bytes]]:
+        """Start the request's span and the upstream call's, as the request goes upstream (native
+        routes), and return the ``traceparent`` (and ``tracestate``) headers the upstream gets in
+        place of the client's: the trace goes on past Suture."""
+        now = time.time_ns()
+        start = now - int((time.perf_counter() - exchange.started) * 1e9)
+        server = self._tracer.start_span("suture", _parent(exchange), SpanKind.SERVER, start_time=start)
+        call = self._tracer.start_span("upstream", trace.set_span_in_context(server), SpanKind.CLIENT, start_time=now)
+        exchange.spans = (server, call)
+        carrier: dict[str, str] = {}
+        _PROPAGATOR.inject(carrier, trace.set_span_in_context(call))
+        return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in carrier.items()]
+
     def record(self, exchange: Exchange, elapsed: float, route: str) -> None:
         """Write the spans of ``exchange``, which ended ``elapsed`` seconds after it began."""
         end = time.time_ns()
@@ -144,10 +160,13 @@ class ExchangeTracer:
         if error is not None:
             attributes["error.type"] = error
         name = f"{operation} {model}" if operation is not None and model else f"{method} {route}"
-        parent = _PROPAGATOR.extract(
-            {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"] if k in _TRACE_HEADERS}
-        )
-        span = self._tracer.start_span(name, parent, SpanKind.SERVER, attributes, start_time=start)
+        begun = exchange.spans
+        if begun is None:
+            span = self._tracer.start_span(name, _parent(exchange), SpanKind.SERVER, attributes, start_time=start)
+        else:
+            span = begun[0]
+            span.update_name(name)
+            span.set_attributes(attributes)
         for repair in exchange.repairs:
             event: dict[str, AttributeValue] = {"suture.repair.code": repair.code, "suture.repair.rule": repair.rule}
             event["suture.repair.action"] = repair.action
@@ -158,20 +177,28 @@ class ExchangeTracer:
             span.add_event("suture.repair", event, timestamp=start)
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))
-        if exchange.sent:
+        if begun is not None or exchange.sent:
             child: dict[str, AttributeValue] = {"http.request.method": method, "suture.upstream": str(upstream)}
             if server is not None:
                 child["server.address"], child["server.port"] = server
             if isinstance(exchange.upstream_status, int):
                 child["http.response.status_code"] = exchange.upstream_status
-            sent = start + int((exchange.sent - exchange.started) * 1e9)
-            call = self._tracer.start_span(
-                f"{method} {upstream}", trace.set_span_in_context(span), SpanKind.CLIENT, child, start_time=sent
-            )
-            if exchange.outcome == "upstream_error" or (
-                isinstance(exchange.upstream_status, int) and exchange.upstream_status >= 500
-            ):
-                call.set_status(Status(StatusCode.ERROR, exchange.outcome))
+            failed = exchange.upstream_failure
+            if failed is None and exchange.outcome == "upstream_error":
+                failed = exchange.outcome
+            if failed is None and isinstance(exchange.upstream_status, int) and exchange.upstream_status >= 500:
+                failed = str(exchange.upstream_status)
+            if failed:
+                child["error.type"] = failed
+            if begun is None:
+                sent = start + int((exchange.sent - exchange.started) * 1e9)
+                call = self._tracer.start_span("", trace.set_span_in_context(span), SpanKind.CLIENT, start_time=sent)
+            else:
+                call = begun[1]
+            call.update_name(f"{method} {upstream}")
+            call.set_attributes(child)
+            if failed:
+                call.set_status(Status(StatusCode.ERROR, failed))
             call.end(end)
         span.end(end)
 
@@ -184,6 +211,12 @@ class ExchangeTracer:
                 base = next((t.api_base for t in state.router.targets if t.name == name), None)
             self._servers[name] = _address(base) if base else None
         return self._servers[name]
+
+
+def _parent(exchange: Exchange) -> Context:
+    """The client's trace context, from its ``traceparent`` and ``tracestate`` headers."""
+    headers = exchange.scope["headers"]
+    return _PROPAGATOR.extract({k.decode("latin-1"): v.decode("latin-1") for k, v in headers if k in _TRACE_HEADERS})
 
 
 def _address(url: str) -> tuple[str, int] | None:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -80,6 +80,8 @@ class Exchange:
     """How the relayed answer ended; None when Suture answered itself."""
     answer_encoding: str = ""
     answer_sample: list[bytes] | None = None
+    spans: tuple[Any, Any] | None = None
+    """The request's and the upstream call's spans, when tracing began them as the request went upstream."""
     """The first and the last bytes of the answer, kept only when tracing (its token usage)."""
     status: int = 500
     """The status the client was sent."""

@@ -45,6 +45,10 @@ async def forward(
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     watch = exchange.watch or exchange.watch_client()
     exchange.upstream = upstream.name
+    if state.tracer is not None:
+        # The upstream's trace context names Suture's span of the call, not the client's span.
+        headers = [(k, v) for k, v in headers if k not in (b"traceparent", b"tracestate")]
+        headers += state.tracer.begin(exchange)
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
     sent = time.perf_counter()
     try:

@@ -4,6 +4,7 @@ OTLP/HTTP exporter against a small OTLP receiver."""
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,8 +96,10 @@ def test_a_span_per_request_continues_the_clients_trace(tmp_path: Path, monkeypa
         "suture.repair.message_index": 1,
         "suture.repair.tool_call_id": "tc_slow_1",
     }
-    # The upstream call: a child of the request's span, inside it.
+    # The upstream call: a child of the request's span, inside it; the upstream's trace context names it.
     assert call.parent is not None and call.parent.span_id == server.context.span_id
+    [forwarded] = [json.loads(line) for line in (tmp_path / "openai.jsonl").read_text().splitlines()]
+    assert forwarded["headers"]["traceparent"] == f"00-{TRACE_ID:032x}-{call.context.span_id:016x}-01"
     assert call.context.trace_id == TRACE_ID
     assert dict(call.attributes or {})["http.response.status_code"] == 200
     assert server.start_time is not None and call.start_time is not None and call.end_time is not None
@@ -143,7 +146,8 @@ def test_an_unreachable_upstream_is_an_error_span(tmp_path: Path, monkeypatch: p
         [server] = wait_for(lambda: by_kind(exporter.get_finished_spans(), SpanKind.SERVER))
     assert server.status.status_code == StatusCode.ERROR
     assert dict(server.attributes or {})["error.type"] == "unreachable"
-    assert by_kind(exporter.get_finished_spans(), SpanKind.CLIENT) == []
+    [call] = by_kind(exporter.get_finished_spans(), SpanKind.CLIENT)
+    assert call.status.status_code == StatusCode.ERROR and dict(call.attributes or {})["error.type"] == "unreachable"
 
 
 def test_tracing_off_imports_no_opentelemetry() -> None:
