@@ -103,6 +103,14 @@ class Metrics:
                 registry=self.registry,
             )
         )
+        self.repaired_rejections = _Labelled(
+            Counter(
+                "suture_repaired_rejections",
+                "Repaired transcripts the provider still rejected with a 400: a defect no rule repairs yet.",
+                ["upstream"],
+                registry=self.registry,
+            )
+        )
         self.upstream_responses = _Labelled(
             Counter(
                 "suture_upstream_responses",

@@ -171,6 +171,7 @@ class Exchange:
                 self._upstream_failed(upstream_label, status)
             if status == 400 and self.repairs_applied:
                 # The signal for a new rule: Suture repaired what it knows and the provider still said no.
+                metrics.repaired_rejections.labels(upstream_label).inc()
                 log(
                     repair_log,
                     logging.WARNING,

@@ -12,6 +12,9 @@ from typing import Any
 import anthropic
 import openai
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from proxy.app import build_app
 from proxy.emulator import EmulatorConfig, build_emulator_app
@@ -60,6 +63,16 @@ def emulators(tmp_path: Path, stream_delay: float = 0.0) -> Iterator[tuple[str, 
         running_server(apps[1], timeout_graceful_shutdown=1) as an,
     ):
         yield oa + "/v1", an
+
+
+def rejecting_app() -> Starlette:
+    """An OpenAI-compatible upstream that answers every request 400: a defect no rule repairs yet."""
+
+    async def reject(request: Request) -> Response:
+        error = {"error": {"message": "messages.1: a rule nobody knows yet", "type": "invalid_request_error"}}
+        return JSONResponse(error, status_code=400)
+
+    return Starlette(routes=[Route("/{path:path}", reject, methods=["POST"])])
 
 
 @dataclass

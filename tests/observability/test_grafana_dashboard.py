@@ -12,11 +12,13 @@ from typing import Any
 
 import anthropic
 import httpx
+import openai
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests._support.observed import BROKEN_ANTHROPIC, BROKEN_OPENAI, observed
+from tests._support.observed import BROKEN_ANTHROPIC, BROKEN_OPENAI, observed, rejecting_app
 from tests._support.proxy_e2e import captured_logs, wait_for
+from tests._support.servers import running_server
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "deploy" / "grafana" / "suture.json"
@@ -93,14 +95,26 @@ def test_the_parser_reads_what_the_dashboard_writes() -> None:
 def live_metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]]:
     """Each sample name on a live Suture's /metrics, with the labels its samples carry."""
     tmp_path = tmp_path_factory.mktemp("dashboard")
-    with observed(tmp_path, stream_delay=0.3, anthropic={"mode": "strict"}) as s, captured_logs() as logs:
+    with (
+        running_server(rejecting_app()) as rejecter,
+        observed(
+            tmp_path,
+            stream_delay=0.3,
+            anthropic={"mode": "strict"},
+            upstreams={"rejecter": {"protocol": "openai", "base_url": rejecter + "/v1"}},
+            routes=[{"match": "gpt-rejected", "upstream": "rejecter"}],
+        ) as s,
+        captured_logs() as logs,
+    ):
         with s.openai() as client:
             client.chat.completions.create(**BROKEN_OPENAI)
+            with pytest.raises(openai.BadRequestError):  # repaired, and rejected all the same
+                client.chat.completions.create(**{**BROKEN_OPENAI, "model": "gpt-rejected"})
             with client.chat.completions.create(**BROKEN_OPENAI, stream=True) as stream:
                 next(iter(stream))  # and leave: a client disconnect
         with s.anthropic() as ac, pytest.raises(anthropic.BadRequestError):
             ac.messages.create(**BROKEN_ANTHROPIC)  # strict mode: a rejection
-        wait_for(lambda: len(logs.records("suture.access", "request")) >= 3, timeout=5)
+        wait_for(lambda: len(logs.records("suture.access", "request")) >= 4, timeout=5)
         wait_for(lambda: logs.records("suture.upstream", "client disconnected; upstream request cancelled"), timeout=5)
         text = httpx.get(s.url + "/metrics").text
     found: dict[str, set[str]] = {}
@@ -117,7 +131,15 @@ def test_the_dashboard_is_a_grafana_dashboard() -> None:
     assert len({p["id"] for p in dashboard["panels"]}) == len(dashboard["panels"])
     assert all(p["targets"] and p["datasource"]["uid"] == "${datasource}" for p in panels)
     titles = " ".join(p["title"].lower() for p in panels)
-    for topic in ("route and upstream", "latency", "by rule", "rejections by upstream", "disconnects", "pool"):
+    for topic in (
+        "route and upstream",
+        "latency",
+        "by rule",
+        "rejections by upstream",
+        "still rejected",
+        "disconnects",
+        "pool",
+    ):
         assert topic in titles, topic
 
 

@@ -7,6 +7,7 @@ import logging
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -15,9 +16,9 @@ import pytest
 
 from proxy.labels import MAX_NAME_LENGTH, ModelLabels
 from proxy.logs import TextFormatter, log
-from tests._support.observed import BROKEN_ANTHROPIC, BROKEN_OPENAI, observed
+from tests._support.observed import BROKEN_ANTHROPIC, BROKEN_OPENAI, observed, rejecting_app
 from tests._support.proxy_e2e import LogLines, wait_for
-from tests._support.servers import free_port, wait_until_ready
+from tests._support.servers import free_port, running_server, wait_until_ready
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,6 +62,32 @@ def test_the_upstream_is_named_never_a_url_in_every_log_line(tmp_path: Path, log
     failed = logs.records("suture.upstream", "upstream failed")
     assert failed and all(line["upstream"] == "openai" for line in failed)
     assert logs.records("suture.access", "request")[0]["upstream"] == "openai"
+
+
+def scrape_until(url: str, needle: str, timeout: float = 5) -> str:
+    """/metrics once it holds ``needle`` (an exchange is counted after its last byte is sent)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = httpx.get(url + "/metrics").text
+        if needle in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.02)
+
+
+def test_a_repaired_transcript_the_provider_still_rejects_is_counted_by_upstream(tmp_path: Path) -> None:
+    with running_server(rejecting_app()) as rejecter:
+        upstreams = {"rejecter": {"protocol": "openai", "base_url": rejecter + "/v1"}}
+        routes = [{"match": "gpt-rejected", "upstream": "rejecter"}]
+        with observed(tmp_path, upstreams=upstreams, routes=routes) as s, s.openai() as client:
+            valid = {**BROKEN_OPENAI, "model": "gpt-rejected", "messages": BROKEN_OPENAI["messages"][:1]}
+            for body in ({**BROKEN_OPENAI, "model": "gpt-rejected"}, valid):
+                with pytest.raises(openai.BadRequestError):
+                    client.chat.completions.create(**body)
+            metrics = scrape_until(s.url, 'suture_upstream_responses_total{status="400",upstream="rejecter"} 2.0')
+    # Only the repaired one: a 400 to an untouched transcript is the client's own.
+    assert 'suture_repaired_rejections_total{upstream="rejecter"} 1.0' in metrics
+    assert 'suture_upstream_responses_total{status="400",upstream="rejecter"} 2.0' in metrics
+    assert 'model="gpt-rejected"' in metrics and 'upstream="rejecter"' in metrics
 
 
 def test_model_labels_are_a_bounded_set(tmp_path: Path, logs: LogLines) -> None:
