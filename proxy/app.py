@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .capture import Capturer, CaptureStore
 from .http1 import Proxy
+from .labels import ModelLabels
 from .metrics import Metrics
 from .redaction import secrets_of
 from .routes import table
@@ -41,7 +42,18 @@ _ID_COUNTER = itertools.count()
 
 def build_app(settings: Settings) -> Starlette:
     """The proxy as an ASGI app. Settings and policy are fixed here; the request path only reads them."""
-    state = ProxyState(settings=settings, policy=settings.policy.to_policy(), metrics=Metrics())
+    state = ProxyState(
+        settings=settings,
+        policy=settings.policy.to_policy(),
+        metrics=Metrics(),
+        model_labels=ModelLabels(rule.match for rule in settings.routes),
+    )
+    if settings.otel.enabled:
+        try:
+            from .tracing import ExchangeTracer  # OpenTelemetry is imported only when tracing is on
+        except ImportError:
+            raise ConfigError("otel.enabled needs OpenTelemetry: pip install 'suture[otel]'") from None
+        state.tracer = ExchangeTracer.from_environment()
     state.router = build_router(settings)
     state.secrets = secrets_of(settings, state.router)
     signers = {p.name: _aws_signer(p, settings) for p in table.providers() if p.upstream_key == "sigv4"}
@@ -97,13 +109,16 @@ def build_app(settings: Settings) -> Starlette:
         state.ready = True
         via_litellm.log_redaction.registries.append(state.secrets)
         try:
-            async with state.capture.running() if state.capture else contextlib.nullcontext():
+            capturing = state.capture.running() if state.capture else contextlib.nullcontext()
+            async with capturing, state.metrics.publishing():
                 yield
         finally:
             state.ready = False
             for upstream in [*state.upstreams.values(), *state.named_upstreams.values()]:
                 await upstream.aclose()
             await via_litellm.aclose()
+            if state.tracer is not None:
+                state.tracer.shutdown()  # sends the spans still batched
             via_litellm.log_redaction.registries.remove(state.secrets)
 
     served = [*page, *routes(settings)]

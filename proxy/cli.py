@@ -58,7 +58,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"suture: config error: {exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     _say_what_runs(settings, args.config)
     try:
         sock = _listening_socket(settings.host, settings.port)
@@ -67,6 +67,10 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if args.workers > 1:
         return _serve_workers(args, settings, sock)
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from .multiproc import clear
+
+        clear(os.environ["PROMETHEUS_MULTIPROC_DIR"])  # one worker, the operator's directory: a fresh start
     config = uvicorn.Config(
         app,
         host=settings.host,
@@ -121,8 +125,8 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, sock: socket.so
     import os
 
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
 
+    from .multiproc import Supervisor, metrics_directory
     from .server import WORKER_CONFIG_ENV
 
     os.environ[WORKER_CONFIG_ENV] = str(args.config or "")
@@ -139,8 +143,10 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, sock: socket.so
         proxy_headers=False,
         timeout_graceful_shutdown=settings.shutdown_grace_seconds,
     )
-    supervisor = Multiprocess(config, sockets=[sock])
-    supervisor.run()
+    # Each worker counts in files of its own there; a scrape of any worker adds them all up.
+    with metrics_directory() as metrics_dir:
+        supervisor = Supervisor(config, sockets=[sock], metrics_dir=metrics_dir)
+        supervisor.run()
     failed = any(process.exitcode == 3 for process in supervisor.processes)
     return 3 if failed else 0
 

@@ -1,4 +1,5 @@
-"""Structured logging: stdlib ``logging`` with one JSON object per line.
+"""Structured logging: stdlib ``logging`` with one JSON object per line (``log_format: json``), or
+one readable ``key=value`` line per event (``log_format: text``, for a terminal).
 
 Log calls pass their fields as ``extra={"fields": {...}}``; the formatter writes them next to
 the timestamp, level, logger and event. Callers never pass headers or bodies, so no secret can
@@ -60,10 +61,36 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(line, default=str).decode()
 
 
-def configure_logging(level: str = "info") -> None:
-    """Send every log record (Suture's and uvicorn's) to stderr as JSON lines; tracebacks at debug."""
+class TextFormatter(JsonFormatter):
+    """The same line as :class:`JsonFormatter`, for people: ``ts level logger event key=value...``.
+
+    Fields without a value are left out; a value with spaces or quotes is quoted; a traceback
+    (``log_level: debug``) follows on its own lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = orjson.loads(super().format(record))
+        ts, level, logger, event = line.pop("ts"), line.pop("level"), line.pop("logger"), line.pop("event")
+        trace = line.pop("traceback", None)
+        text = f"{ts} {level.upper():<7} {logger} {event}"
+        for key, value in line.items():
+            if value is not None:
+                text += f" {key}={_text_value(value)}"
+        return text if trace is None else f"{text}\n{trace.rstrip()}"
+
+
+def _text_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value if value and not any(c in value for c in ' "=\n\\') else orjson.dumps(value).decode()
+    if isinstance(value, bool | int | float):
+        return orjson.dumps(value).decode()
+    return orjson.dumps(value, default=str).decode()
+
+
+def configure_logging(level: str = "info", log_format: str = "json") -> None:
+    """Send every log record (Suture's and uvicorn's) to stderr, one line each (JSON or text);
+    tracebacks at debug."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter(level))
+    handler.setFormatter(TextFormatter(level) if log_format == "text" else JsonFormatter(level))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -57,5 +57,5 @@ def app_from_env() -> Starlette:
     except ConfigError as exc:
         print(f"suture: config error: {exc}", file=sys.stderr)
         raise SystemExit(3) from None  # uvicorn's status for a worker that cannot start: stops the rest
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.log_format)
     return app

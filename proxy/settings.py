@@ -381,6 +381,16 @@ class UiSettings(_Section):
         return value
 
 
+class OtelSettings(_Section):
+    """OpenTelemetry traces (``pip install 'suture[otel]'``); where they go is the standard OTEL_* variables'."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Send a span per request (GenAI conventions) and one per upstream call; exporter, endpoint "
+        "and sampling from the standard OTEL_* variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_SAMPLER...).",
+    )
+
+
 # Every provider name the core's provider table takes, for any format: what sanitize() and validate() take.
 _PROVIDERS = frozenset(p for names in ACCEPTED.values() for p in names)
 
@@ -488,10 +498,14 @@ class SettingsBase(BaseSettings):
         description="debug | info | warning | error; logs are JSON lines on stderr, an error as its type and "
         "message (with the traceback at debug only).",
     )
+    log_format: Literal["json", "text"] = Field(
+        default="json", description="json: one JSON object per line; text: one readable line per event (a terminal)."
+    )
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
     capture: CaptureSettings = CaptureSettings()
     ui: UiSettings = UiSettings()
+    otel: OtelSettings = OtelSettings()
 
     @field_validator("upstream_proxy")
     @classmethod

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
 from sanitizer import Policy
 
 from ..capture import Capturer
+from ..labels import ModelLabels
 from ..metrics import Metrics
 from ..redaction import Secrets
 from ..settings import Settings
 from ..ui.feed import Feed
 from ..upstreams.native import Upstream
 from .model_routes import Router
+
+if TYPE_CHECKING:
+    from ..tracing import ExchangeTracer
 
 
 @dataclass
@@ -45,6 +50,11 @@ class ProxyState:
     def drafts(self) -> bool:
         """Whether requests keep a capture draft: for the capture directory, or for the page's bodies."""
         return self.capture is not None or (self.ui is not None and self.ui.ring.keep_bodies)
+
+    model_labels: ModelLabels = field(default_factory=ModelLabels)
+    """The ``model`` label of a model name (a bounded set)."""
+    tracer: ExchangeTracer | None = None
+    """Set when OpenTelemetry tracing is on (``otel.enabled``); None costs nothing per request."""
 
 
 def state_of(request: Request) -> ProxyState:

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -28,6 +28,9 @@ from ..upstreams.streamed import Outcome
 from . import table
 from .context import ProxyState
 from .rejections import Retrier
+
+if TYPE_CHECKING:
+    from sanitizer import Repair
 
 # Probes and scrapes: their access lines are debug-level.
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -64,10 +67,13 @@ class Exchange:
     rejection: str | None = None
     """Strict mode's refusal, when it refused."""
     upstream: str | None = None
-    """The upstream's base URL, or a route table upstream's name, once one was chosen."""
+    """The name of the upstream the request is for (a provider's section, or a route table
+    upstream's name), once one was chosen."""
     upstream_status: int | str | None = None
     """The upstream's status, or why there is none (``unreachable``, ``timeout``...)."""
     upstream_seconds: float | None = None
+    sent: float = 0.0
+    """``perf_counter()`` when the request went upstream, once it was answered."""
     upstream_failure: str | None = None
     """Why the upstream gave no answer to relay (``unreachable``, ``timeout``, a refusal's status)."""
     upstream_error: str | None = None
@@ -76,6 +82,10 @@ class Exchange:
     answer: Outcome | None = None
     """How the relayed answer ended; None when Suture answered itself."""
     answer_encoding: str = ""
+    answer_sample: list[bytes] | None = None
+    spans: tuple[Any, Any] | None = None
+    """The request's and the upstream call's spans, when tracing began them as the request went upstream."""
+    """The first and the last bytes of the answer, kept only when tracing (its token usage)."""
     status: int = 500
     """The status the client was sent."""
     response_started: bool = False
@@ -108,6 +118,7 @@ class Exchange:
         """The upstream's answer began (``sent``: ``perf_counter()`` when the request went)."""
         self.upstream_seconds = time.perf_counter() - sent
         self.upstream_status = status
+        self.sent = sent
 
     def no_answer(
         self, outcome: str, *, status: int | None = None, error: str | None = None, body: bytes = b""
@@ -143,8 +154,13 @@ class Exchange:
         elapsed = time.perf_counter() - self.started
         if self.watch is not None:
             self.watch.close()
-        metrics = self.state.metrics
-        upstream_label = self.provider.name if self.provider is not None else ""
+        state = self.state
+        metrics = state.metrics
+        # The upstream's name, and the client's model from a bounded set: label values, once.
+        upstream_label = self.upstream or (self.provider.name if self.provider is not None else "")
+        model_label = state.model_labels(self.model)
+        for repair in self.repairs:
+            metrics.repairs.labels(repair.code, repair.rule, str(self.mode), model_label, upstream_label).inc()
         status = self.upstream_status
         if status is not None:
             if self.upstream_seconds is not None:
@@ -156,6 +172,7 @@ class Exchange:
                 self._upstream_failed(upstream_label, status)
             if status == 400 and self.repairs_applied:
                 # The signal for a new rule: Suture repaired what it knows and the provider still said no.
+                metrics.repaired_rejections.labels(upstream_label).inc()
                 log(
                     repair_log,
                     logging.WARNING,
@@ -188,8 +205,8 @@ class Exchange:
         route: str = self.label or (
             path if path in self.state.fixed_paths else str(getattr(scope.get("route"), "path", "other"))
         )
-        metrics.requests.labels(route, scope["method"], str(self.status)).inc()
-        metrics.request_seconds.labels(route).observe(elapsed)
+        metrics.requests.labels(route, scope["method"], str(self.status), model_label, upstream_label).inc()
+        metrics.request_seconds.labels(route, upstream_label).observe(elapsed)
         log(
             access_log,
             # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
@@ -204,12 +221,16 @@ class Exchange:
             repairs=self.repairs_found,
             repairs_applied=self.repairs_applied,
             mode=self.mode,
+            model=self.model if self.model is None or len(self.model) <= 128 else self.model[:128] + "…",
+            upstream=self.upstream,
             upstream_status=self.upstream_status,
             outcome=self.outcome,
             retried=self.retrier.attempts if self.retrier is not None else 0,
         )
         if self.state.ui is not None:
             self.state.ui.record(self, route, elapsed, record)
+        if state.tracer is not None:
+            state.tracer.record(self, elapsed, route)
         # The scope holds this exchange, and this exchange the scope and the request: a cycle
         # only the garbage collector would free, for every request (17% more CPU per request
         # under load, measured). Broken here, once nothing reads them any more.

@@ -130,9 +130,8 @@ class Retrier:
         exchange.repairs = [*exchange.repairs, *outcome.repairs]
         exchange.repairs_found += len(outcome.repairs)
         exchange.repairs_applied += len(outcome.repairs)
-        metrics = exchange.state.metrics
+        # Counted with the others (in exchange.repairs) when the exchange finishes.
         for repair in outcome.repairs:
-            metrics.repairs.labels(repair.code, repair.rule, "repair").inc()
             log(
                 repair_log,
                 logging.INFO,

@@ -46,7 +46,11 @@ async def forward(
         replace["accept-encoding"] = "identity"
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     watch = exchange.watch or exchange.watch_client()
-    exchange.upstream = upstream.base_url
+    exchange.upstream = upstream.name
+    if state.tracer is not None:
+        # The upstream's trace context names Suture's span of the call, not the client's span.
+        headers = [(k, v) for k, v in headers if k not in (b"traceparent", b"tracestate")]
+        headers += state.tracer.begin(exchange)
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
     sent = time.perf_counter()
     retrier = exchange.retrier
@@ -99,6 +103,8 @@ async def forward(
             hint = f"the upstream answered 404 to {upstream.base_url}{path}: check {setting}"
             relay.headers.append((b"x-suture-hint", hint.encode("latin-1", "replace")))
             exchange.hint = hint
+        if state.tracer is not None:
+            state.tracer.sample(relay, exchange)  # the answer's token usage, for its span
         return relay
     except UncheckableEncoding as exc:
         response.close()

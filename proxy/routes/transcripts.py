@@ -63,14 +63,15 @@ async def proxy_transcript(
         prepared.result,
         prepared.content,
     )
-    named = body.get("model") if isinstance(body, dict) else None
-    exchange.model = model or (named if isinstance(named, str) else None)
+    named = body.get("model") if model is None and isinstance(body, dict) else model
+    exchange.model = named if isinstance(named, str) else None
+    exchange.upstream = target.name if target is not None else provider.name
     api = route.api
 
-    exchange.repairs, exchange.repairs_found = result.repairs, len(result.repairs)
+    exchange.repairs_found = len(result.repairs)
+    exchange.repairs = result.repairs  # counted (and traced) when the exchange finishes
     for repair in result.repairs:
         _log_repair(exchange.request_id, repair, mode)
-        state.metrics.repairs.labels(repair.code, repair.rule, mode).inc()
 
     if mode == "strict":
         problems = [_describe_repair(r) for r in result.repairs]
@@ -86,7 +87,7 @@ async def proxy_transcript(
         except SanitizeError as exc:
             problems.append(str(exc))
         if problems:
-            state.metrics.rejections.labels(provider.name).inc()
+            state.metrics.rejections.labels(exchange.upstream).inc()
             listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
             message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
             if state.drafts:

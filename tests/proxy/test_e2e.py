@@ -274,7 +274,10 @@ def test_report_mode_logs_and_forwards_the_original(tmp_path: Path, logs: LogLin
         assert (line["code"], line["mode"], line["event"]) == ("TP001", "report", "repair not applied")
         assert line["request_id"] == response.headers["x-request-id"]
         metrics = client.get(s.suture + "/metrics").text
-    assert 'suture_repairs_total{code="TP001",mode="report",rule="orphan-tool-call"} 1.0' in metrics
+    assert (
+        'suture_repairs_total{code="TP001",mode="report",model="gpt-4o-mini",rule="orphan-tool-call",upstream="openai"} 1.0'
+        in metrics
+    )
 
 
 def test_strict_mode_rejects_locally_listing_every_problem(tmp_path: Path) -> None:
@@ -345,7 +348,19 @@ def test_metrics_logs_and_no_secrets(repairing: Stack, logs: LogLines) -> None:
     assert all(a["repairs"] == 1 and a["upstream_status"] == 200 and a["status"] == 200 for a in access)
     with httpx.Client() as client:
         metrics = client.get(repairing.suture + "/metrics").text
-    assert 'suture_repairs_total{code="TP001",mode="repair",rule="orphan-tool-call"} 2.0' in metrics
+    # Labelled by the client's model and the upstream's name (as the access lines are).
+    assert (
+        'suture_repairs_total{code="TP001",mode="repair",model="gpt-4o-mini",rule="orphan-tool-call",upstream="openai"} 1.0'
+        in metrics
+    )
+    assert (
+        'suture_repairs_total{code="TP001",mode="repair",model="claude-haiku-4-5",rule="orphan-tool-call",upstream="anthropic"} 1.0'
+        in metrics
+    )
+    assert sorted((a["model"], a["upstream"]) for a in access) == [
+        ("claude-haiku-4-5", "anthropic"),
+        ("gpt-4o-mini", "openai"),
+    ]
     assert 'suture_upstream_responses_total{status="200",upstream="anthropic"} 1.0' in metrics
     assert logs.lines
     for line in logs.lines:

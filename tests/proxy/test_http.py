@@ -249,8 +249,13 @@ def test_metrics_and_access_log(proxy: str, logs: LogLines) -> None:
         client.post(OPENAI, content=b"nope")
         wait_for(lambda: len(logs.records("suture.access", path=OPENAI)) >= 2)
         text = client.get("/metrics").text
-    assert 'suture_requests_total{method="POST",route="/v1/chat/completions",status="200"} 1.0' in text
-    assert 'suture_requests_total{method="POST",route="/v1/chat/completions",status="400"} 1.0' in text
+    ok_line = 'suture_requests_total{method="POST",model="gpt-4o-mini",route="/v1/chat/completions",status="200",upstream="openai"}'
+    assert f"{ok_line} 1.0" in text
+    # Not JSON: no model, and the upstream it was bound for.
+    bad_line = (
+        'suture_requests_total{method="POST",model="",route="/v1/chat/completions",status="400",upstream="openai"}'
+    )
+    assert f"{bad_line} 1.0" in text
     assert 'suture_upstream_responses_total{status="200",upstream="openai"} 1.0' in text
     assert "suture_request_duration_seconds_bucket" in text
     assert "suture_upstream_response_seconds_bucket" in text

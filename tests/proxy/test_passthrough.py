@@ -274,7 +274,7 @@ def test_with_passthrough_off_the_404_names_the_setting(provider: tuple[FakeProv
 
 def test_pass_through_requests_are_counted_under_one_label(proxy: str) -> None:
     metrics = httpx.get(proxy + "/metrics").text
-    assert 'suture_requests_total{method="POST",route="passthrough",status="200"}' in metrics
+    assert 'suture_requests_total{method="POST",model="",route="passthrough",status="200",upstream="openai"}' in metrics
     assert "/v1/embeddings" not in metrics  # paths are the client's to choose: no label per path
 
 
