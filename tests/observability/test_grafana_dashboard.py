@@ -110,6 +110,9 @@ def live_metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, set[str]
             client.chat.completions.create(**BROKEN_OPENAI)
             with pytest.raises(openai.BadRequestError):  # repaired, and rejected all the same
                 client.chat.completions.create(**{**BROKEN_OPENAI, "model": "gpt-rejected"})
+            twice = [{"role": "user", "content": "Hi."}, {"role": "user", "content": "Hello?"}]
+            with pytest.raises(openai.BadRequestError):  # repaired after the refusal, refused again
+                client.chat.completions.create(model="gpt-rejected", messages=twice)  # type: ignore[arg-type]
             with client.chat.completions.create(**BROKEN_OPENAI, stream=True) as stream:
                 next(iter(stream))  # and leave: a client disconnect
         with s.anthropic() as ac, pytest.raises(anthropic.BadRequestError):
@@ -137,6 +140,7 @@ def test_the_dashboard_is_a_grafana_dashboard() -> None:
         "by rule",
         "rejections by upstream",
         "still rejected",
+        "after a refusal",
         "disconnects",
         "pool",
     ):
