@@ -24,6 +24,8 @@ import anyio.to_thread
 import httpx
 import orjson
 
+from sanitizer.rejection import refusal_message
+
 from ..client_watch import ClientWatch
 from ..redaction import RedactedRecords, Secrets
 from .streamed import Outcome, StreamedAnswer, UpstreamBroke
@@ -341,26 +343,12 @@ def _provider_message(exc: BaseException) -> str:
             with contextlib.suppress(ValueError, SyntaxError, UnicodeDecodeError):
                 body = ast.literal_eval(text[start - 2 :]).decode()
         try:
-            found = _message_in(orjson.loads(body))
+            found = refusal_message(orjson.loads(body))
         except orjson.JSONDecodeError:
             found = None
         if found:
             return found
     return text
-
-
-def _message_in(body: Any) -> str | None:
-    # {"error": {"message"}} (OpenAI, Anthropic, Gemini...), {"message"} (Mistral, Bedrock), {"error": "..."}.
-    if not isinstance(body, dict):
-        return None
-    error = body.get("error")
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(body.get("message"), str):
-        return str(body["message"])
-    if isinstance(error, str):
-        return error
-    return None
 
 
 def restore_ids(value: Any, restore: dict[str, str]) -> Any:
