@@ -24,10 +24,11 @@ from sanitizer import Repair
 from ..capture import STRICT_REJECTED, CaptureDraft
 from ..client_watch import ABORT_SCOPE_KEY, DISCONNECTED, ON_DISCONNECT_SCOPE_KEY, STALLED, ClientWatch
 from ..logs import access_log, log, repair_log, upstream_log
+from ..settings import RejectionRepairSettings
 from ..upstreams.streamed import Outcome
 from . import table
 from .context import ProxyState
-from .rejections import Retrier
+from .rejections import REJECTION_STATUSES, Retrier
 
 if TYPE_CHECKING:
     from sanitizer import Repair
@@ -91,6 +92,9 @@ class Exchange:
     response_started: bool = False
     outcome: str = "complete"
     watch: ClientWatch | None = None
+    retry_plan: tuple[str, str | None, str | None, RejectionRepairSettings, Any, int] | None = None
+    """What a retry after a refusal would need (format, rules, model, allowance, body sent, its
+    size), when this request may have one; the retrier itself is made only on a refusal."""
     retrier: Retrier | None = None
     """Repair from the provider's refusal, when this request may be retried after one."""
 
@@ -140,6 +144,14 @@ class Exchange:
         self.ended(Outcome(reason))
         # Nobody reads this answer; its status (nginx's "client closed request") is for the access log.
         return Response(status_code=499)
+
+    def retrier_for(self, status: int) -> Retrier | None:
+        """This request's retrier, made on its first answer with a refusal's ``status``."""
+        plan = self.retry_plan
+        if self.retrier is None and plan is not None and status in REJECTION_STATUSES:
+            api, rules_for, model, allowance, body, size = plan
+            self.retrier = Retrier(self, api, rules_for, model, self.state.policy, allowance, body, size)
+        return self.retrier
 
     def wants_error_body(self, status: int) -> bool:
         """Whether the capture needs the answer's first bytes (an error answer it will keep)."""

@@ -20,6 +20,8 @@ import orjson
 from sanitizer import Policy
 from sanitizer.rejection import REJECTION_STATUSES, RejectionRepair, refusal_message, repair_rejection
 
+__all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier"]
+
 from ..client_watch import ClientGone
 from ..logs import log, repair_log
 from ..settings import RejectionRepairSettings

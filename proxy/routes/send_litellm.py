@@ -64,7 +64,7 @@ async def send_via_litellm(
     watch = exchange.watch_client()
     exchange.upstream = target.name
     sent = time.perf_counter()
-    retrier = exchange.retrier
+    retrier = None
     try:
         with watch:
             while True:
@@ -72,6 +72,7 @@ async def send_via_litellm(
                     answer = await via_litellm.call(call)
                     break
                 except via_litellm.GatewayError as exc:
+                    retrier = exchange.retrier_for(exc.status) if exc.outcome.isdigit() else exchange.retrier
                     if retrier is None or not exc.outcome.isdigit():
                         raise
                     retrier.settled(exc.status)

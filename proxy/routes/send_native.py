@@ -53,13 +53,14 @@ async def forward(
         headers += state.tracer.begin(exchange)
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
     sent = time.perf_counter()
-    retrier = exchange.retrier
+    retrier = None
     read: tuple[bytes, bool] | None = None
     try:
         with watch:
             response = await upstream.open(
                 request.method, path, query=query, headers=headers, content=content, stream=stream
             )
+            retrier = exchange.retrier_for(response.status_code)
             while retrier is not None and retrier.wants(response.status_code):
                 # A refusal of the transcript may say what to repair: read it before relaying it.
                 read = await _read_refusal(response)

@@ -24,7 +24,6 @@ from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import PROTOCOL_APIS, Target
-from .rejections import Retrier
 from .send_litellm import send_via_litellm
 from .send_native import forward
 from .table import Route
@@ -102,7 +101,7 @@ async def proxy_transcript(
         exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
     allowance = target.rejection_repair if target is not None else cfg.rejection_repair
     if mode == "repair" and allowance.enabled and isinstance(result.body, dict):
-        exchange.retrier = Retrier(exchange, api, rules_for, model, state.policy, allowance, result.body, len(content))
+        exchange.retry_plan = (api, rules_for, model, allowance, result.body, len(content))
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
         return await send_via_litellm(exchange, cfg, api, target, sent, result.restore_ids)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 import httpx
 
@@ -19,24 +20,36 @@ def test_startup_objects_are_frozen_out_of_the_garbage_collector() -> None:
     gc.unfreeze()
 
 
-def test_a_finished_request_leaves_no_cycle_for_the_garbage_collector() -> None:
+def test_a_finished_request_leaves_no_cycle_for_the_garbage_collector(tmp_path: Path) -> None:
     """Each request's objects are freed by reference counting: a cycle per request (the exchange
     and its scope, its request, its retrier) made the collector run under load, for 17% more CPU."""
+    from proxy.emulator import EmulatorConfig, build_emulator_app
+    from proxy.emulator.extra_rules import ExtraRule
     from proxy.routes.exchange import Exchange
     from proxy.routes.rejections import Retrier
-    from tests._support.proxy_e2e import EchoUpstream
     from tests._support.servers import running_server
 
-    upstream = EchoUpstream()
-    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    broken = {"model": "m", "messages": [{"role": "assistant", "content": None, "tool_calls": []}, *body["messages"]]}
-    with running_server(upstream.app()) as up, suture(openai={"upstream": up + "/v1"}) as url, httpx.Client() as client:
-        client.post(url + "/v1/chat/completions", json=body)
+    alternate = ExtraRule(
+        api="openai-chat", same_role_runs=True, message="Invalid 'messages[{n}]': roles must alternate."
+    )
+    emulator = build_emulator_app(EmulatorConfig(provider="openai", extra_rules=(alternate,)))
+    clean = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    broken = {"model": "m", "messages": [{"role": "assistant", "content": None, "tool_calls": []}, *clean["messages"]]}
+    refused = {"model": "m", "messages": [*clean["messages"], {"role": "user", "content": "there?"}]}
+    auth = {"authorization": "Bearer sk-test"}
+    with (
+        running_server(emulator) as up,
+        suture(openai={"upstream": up + "/v1"}) as url,
+        httpx.Client(headers=auth) as client,
+    ):
+        client.post(url + "/v1/chat/completions", json=clean)
         gc.collect()
         gc.disable()
         try:
-            for payload in (body, broken) * 10:
-                assert client.post(url + "/v1/chat/completions", json=payload).status_code == 200
+            for payload in (clean, broken, refused) * 10:
+                answer = client.post(url + "/v1/chat/completions", json=payload)
+                assert answer.status_code == 200, answer.text
+            assert answer.headers["x-suture-retried"] == "1"  # the last one was refused, repaired and retried
             gc.set_debug(gc.DEBUG_SAVEALL)
             gc.collect()
             kinds = {f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.garbage}
