@@ -98,12 +98,17 @@ async def _read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _BodyTooLarge
-    body = bytearray()
+    # Pieces joined once at the end (a body in one piece is not copied at all): growing a
+    # bytearray copies a multi-megabyte transcript several times over, and bytes() once more.
+    pieces: list[bytes] = []
+    size = 0
     async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
+        size += len(chunk)
+        if size > limit:
             raise _BodyTooLarge
-    return bytes(body)
+        if chunk:
+            pieces.append(chunk)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 async def models(request: Request) -> ASGIApp:
