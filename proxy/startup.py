@@ -44,6 +44,9 @@ def describe(settings: Settings, config: Path | None, version: str) -> dict[str,
         "routes": [f"{rule.match} -> {rule.upstream}" for rule in settings.routes],
         "passthrough": settings.passthrough,
         "capture_dir": str(settings.capture.dir) if settings.capture.dir is not None else None,
+        # Where to look: the page's address, and whether spans leave the process.
+        "page": f"http://{settings.host}:{settings.port}{settings.ui.path}/" if settings.ui.enabled else None,
+        "tracing": settings.otel.enabled,
     }
 
 

@@ -192,6 +192,7 @@ def test_serve_says_what_it_runs_and_warns_of_misspelt_variables() -> None:
     assert start["config"] == "config/suture.yaml"
     assert start["version"]
     assert start["passthrough"] is True
+    assert start["page"] is None and start["tracing"] is False
     providers = start["providers"]
     assert isinstance(providers, dict)
     assert providers["openai"] == {
@@ -207,6 +208,16 @@ def test_serve_says_what_it_runs_and_warns_of_misspelt_variables() -> None:
     assert warning["level"] == "warning"
     assert "did you mean SUTURE_PASSTHROUGH?" in str(warning["event"])
     assert "canary" not in stderr
+
+
+def test_the_start_line_gives_the_pages_address_when_it_is_on() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    env |= {"SUTURE_UI_ENABLED": "true", "SUTURE_UI_PATH": "/look", "SUTURE_SHUTDOWN_GRACE_SECONDS": "1"}
+    port = free_port()
+    status, lines, stderr = _serve_briefly("--config", "config/suture.yaml", env=env, port=port)
+    assert status == 0, stderr
+    [start] = [line for line in lines if line["event"] == "starting"]
+    assert start["page"] == f"http://127.0.0.1:{port}/look/"
 
 
 def test_a_port_already_taken_is_one_line_and_status_2() -> None:
