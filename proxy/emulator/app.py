@@ -344,8 +344,9 @@ class _Emulator:
         return _json(status, body, {**headers, **extra})
 
     def _disconnected(self, request: Request, index: int, frames_sent: int) -> None:
-        request.app.state.disconnects += 1
+        # Recorded before it is counted: whoever sees the count can read the record.
         self.recorder.disconnect(index=index, path=request.url.path, frames_sent=frames_sent)
+        request.app.state.disconnects += 1
 
 
 def _openai_error(message: str) -> dict[str, Any]:
