@@ -123,18 +123,27 @@ def _iso(moment: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(moment)) + f".{int(moment % 1 * 1000):03d}Z"
 
 
+def decoded(raw: bytes, encoding: str, limit: int) -> bytes | None:
+    """An answer's first bytes (at most ``limit`` once decoded) without their ``content-encoding``
+    (identity, gzip or deflate); None for another encoding, or bytes that do not decode."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return raw
+    if encoding not in ("gzip", "deflate", "x-gzip"):
+        return None
+    # wbits 47: gzip or zlib header, detected; a truncated stream still yields its prefix.
+    try:
+        return zlib.decompressobj(47).decompress(raw, limit)
+    except zlib.error:
+        return None
+
+
 def _error_body(raw: bytes, encoding: str, secrets: Iterable[str]) -> tuple[Any, bool]:
     truncated = len(raw) >= MAX_ERROR_BYTES
-    encoding = encoding.strip().lower()
-    if encoding in ("gzip", "deflate", "x-gzip"):
-        # wbits 47: gzip or zlib header, detected; a truncated stream still yields its prefix.
-        try:
-            raw = zlib.decompressobj(47).decompress(raw, MAX_ERROR_BYTES)
-        except zlib.error:
-            return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding}"}, truncated
-    elif encoding not in ("", "identity"):
-        return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding}"}, truncated
-    text = raw[:MAX_ERROR_BYTES].decode("utf-8", errors="replace")
+    plain = decoded(raw, encoding, MAX_ERROR_BYTES)
+    if plain is None:
+        return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding.strip().lower()}"}, truncated
+    text = plain[:MAX_ERROR_BYTES].decode("utf-8", errors="replace")
     # Longest first, as everywhere Suture redacts: a key holding another is blanked whole.
     text = Secrets(secrets).redact_text(text)
     try:

@@ -9,7 +9,6 @@ refusal's bytes, decides whether another try is allowed, and writes down what ha
 from __future__ import annotations
 
 import logging
-import zlib
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from sanitizer.rejection import REJECTION_STATUSES, RejectionRepair, refusal_mes
 
 __all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier"]
 
+from ..capture import decoded
 from ..client_watch import ClientGone
 from ..logs import log, repair_log
 from ..settings import RejectionRepairSettings
@@ -157,14 +157,9 @@ class Retrier:
             )
 
 
-def _message(refusal: bytes, encoding: str) -> str | None:
-    encoding = encoding.strip().lower()
-    if encoding in ("gzip", "x-gzip", "deflate"):
-        try:
-            refusal = zlib.decompressobj(47).decompress(refusal, MAX_REFUSAL_BYTES)
-        except zlib.error:
-            return None
-    elif encoding not in ("", "identity"):
+def _message(raw: bytes, encoding: str) -> str | None:
+    refusal = decoded(raw, encoding, MAX_REFUSAL_BYTES)
+    if refusal is None:
         return None
     try:
         return refusal_message(orjson.loads(refusal))

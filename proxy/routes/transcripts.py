@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -51,8 +50,8 @@ async def proxy_transcript(
     exchange.mode = mode
     # A large body makes one trip to a worker thread for all its work (each trip costs a thread
     # handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
-    work = partial(_prepare, raw, route, state, mode, model, exchange.request_id)
-    prepared = await _off_loop(exchange, work) if large else work()
+    args = (raw, route, state, mode, model, exchange.request_id)
+    prepared = await _off_loop(exchange, _prepare, *args) if large else _prepare(*args)
     if prepared.error is not None:
         return error_response(provider, 400, prepared.error)
     body, target, rules_for, result, content = (
