@@ -86,6 +86,17 @@ class Response:
             else:
                 await self._wait()
 
+    def take_whole(self) -> bytes | None:
+        """The whole body, when all of it has already arrived (releasing the answer); else None
+        and nothing read. A short JSON answer usually comes in the read that brought its head:
+        taken at once, it needs no iteration."""
+        if self._state is not COMPLETE:
+            return None
+        data = b"".join(self._chunks)
+        self._chunks.clear()
+        self._release()
+        return data
+
     async def aread(self) -> bytes:
         return b"".join([chunk async for chunk in self.aiter_raw()])
 

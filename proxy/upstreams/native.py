@@ -404,6 +404,15 @@ class Relay(StreamedAnswer):
             return source
         return self._checked(source, self._mask, self._decoder)
 
+    def whole(self) -> bytes | None:
+        if self._decoder is not None:
+            return None  # decoded as it streams: a broken encoding is the upstream's error
+        read = self.read
+        body = self.upstream.take_whole() if read is None else (read[0] if read[1] else None)
+        if body is None or self._mask is None:
+            return body
+        return self._mask.feed(body) + self._mask.flush()
+
     async def _after_read(self, head: bytes, whole: bool) -> AsyncIterator[bytes]:
         if head:
             yield head

@@ -61,6 +61,10 @@ class StreamedAnswer:
         """The body, chunk by chunk. What it raises goes to :meth:`broken`."""
         raise NotImplementedError
 
+    def whole(self) -> bytes | None:
+        """The whole body, when it is already at hand (sent in one message, no iteration); else None."""
+        return None
+
     def broken(self, error: Exception) -> UpstreamBroke | None:
         """What an error of :meth:`chunks` means for the answer; None: not the upstream's (re-raised)."""
         return None
@@ -80,6 +84,14 @@ class StreamedAnswer:
                 watch.sending()
                 await send({"type": "http.response.start", "status": self.status_code, "headers": self.headers})
                 watch.sending_since = None
+                whole = self.whole()
+                if whole is not None:
+                    result.head = whole[: self.keep_head]
+                    watch.sending_since = now()
+                    await send({"type": "http.response.body", "body": whole, "more_body": False})
+                    watch.sending_since = None
+                    result.bytes_sent = len(whole)
+                    return
                 chunks = self.chunks()
                 while True:
                     # Only the upstream's errors are the upstream's: a failed send is the client's.
