@@ -101,7 +101,16 @@ class ExchangeTracer:
                 kept[1] = (kept[1] + chunk)[-_SAMPLE:]
                 yield chunk
 
+        whole = answer.whole
+
+        def sampled_whole() -> bytes | None:
+            body = whole()
+            if body is not None:
+                kept[0], kept[1] = body[:_SAMPLE], body[-_SAMPLE:]
+            return body
+
         answer.chunks = sampled  # type: ignore[method-assign]
+        answer.whole = sampled_whole  # type: ignore[method-assign]
 
     def begin(self, exchange: Exchange) -> list[tuple[bytes, bytes]]:
         """Start the request's span and the upstream call's, as the request goes upstream (native

@@ -94,12 +94,11 @@ class Connection(asyncio.Protocol):
             # Closed since it went idle: nothing is written.
             response._lost(None, clean_end=False, request_unseen=self.reused)
             return response
-        if body and len(body) < 65536:
-            self.transport.write(head + body)
+        if body:
+            # One vectored write, and a multi-megabyte transcript is not copied onto its head.
+            self.transport.writelines((head, body))
         else:
             self.transport.write(head)
-            if body:
-                self.transport.write(body)
         return response
 
     def finished(self, response: Response, *, reusable: bool) -> None:

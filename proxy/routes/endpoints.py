@@ -100,14 +100,22 @@ async def _read_body(request: Request, limit: int) -> bytes:
         raise _BodyTooLarge
     # Pieces joined once at the end (a body in one piece is not copied at all): growing a
     # bytearray copies a multi-megabyte transcript several times over, and bytes() once more.
+    # Read from receive() itself: Starlette's stream() is an async generator around the same loop.
     pieces: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _BodyTooLarge
+    receive = request.receive
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect
+        chunk = message.get("body", b"")
         if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise _BodyTooLarge
             pieces.append(chunk)
+        if not message.get("more_body", False):
+            break
     return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 

@@ -219,10 +219,26 @@ class Exchange:
         )
         metrics.requests.labels(route, scope["method"], str(self.status), model_label, upstream_label).inc()
         metrics.request_seconds.labels(route, upstream_label).observe(elapsed)
+        # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
+        level = logging.DEBUG if path in _QUIET_PATHS else logging.INFO
+        if access_log.isEnabledFor(level):
+            self._access_line(level, path, route, elapsed)
+        if self.state.ui is not None:
+            self.state.ui.record(self, route, elapsed, record)
+        if state.tracer is not None:
+            state.tracer.record(self, elapsed, route)
+        # The scope holds this exchange, and this exchange the scope and the request (and its
+        # retrier holds it back): cycles only the garbage collector would free, for every request
+        # (17% more CPU per request under load, measured). Broken here, once nothing reads them.
+        self.request = None
+        self.scope = _DONE
+        self.retrier = None
+
+    def _access_line(self, level: int, path: str, route: str, elapsed: float) -> None:
+        scope = self.scope
         log(
             access_log,
-            # Probes and scrapes arrive every few seconds: their lines would drown the traffic.
-            logging.DEBUG if path in _QUIET_PATHS else logging.INFO,
+            level,
             "request",
             request_id=self.request_id,
             method=scope["method"],
@@ -239,16 +255,6 @@ class Exchange:
             outcome=self.outcome,
             retried=self.retrier.attempts if self.retrier is not None else 0,
         )
-        if self.state.ui is not None:
-            self.state.ui.record(self, route, elapsed, record)
-        if state.tracer is not None:
-            state.tracer.record(self, elapsed, route)
-        # The scope holds this exchange, and this exchange the scope and the request (and its
-        # retrier holds it back): cycles only the garbage collector would free, for every request
-        # (17% more CPU per request under load, measured). Broken here, once nothing reads them.
-        self.request = None
-        self.scope = _DONE
-        self.retrier = None
 
     def _upstream_failed(self, label: str, status: int | str) -> None:
         outcome = self.upstream_failure or str(status)
