@@ -154,7 +154,12 @@ _CODES = (
     ),
     Code("minimax.X3", ("minimax",), (oc.X3, oc.X3_NOT_FOUND), _catalogue(8, "X3") + "; MiniMax-AI/MiniMax-M2#76"),
     Code("moonshot.X4", ("moonshot", "openrouter"), (oc.X4,), _catalogue(8, "X4") + "; theopenco/llmgateway PR#2093"),
-    Code("groq.X5", ("groq",), (oc.X5, oc.X5_MISSING), _catalogue(8, "X5") + "; hackclub/ai#22"),
+    Code(
+        "groq.X5",
+        ("groq",),
+        (oc.X5, oc.X5_MISSING, oc.X5_UNSUPPORTED),
+        _catalogue(8, "X5") + "; hackclub/ai#22; ServiceStack/llms#17",
+    ),
     Code("vllm.V1", ("vllm",), (oc.V1_MISTRAL, oc.V1_PLAIN), _catalogue(8, "V1")),
 )
 
