@@ -90,6 +90,9 @@ D1 = (
 )
 D2 = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
 D3 = "The `reasoning_content` in the thinking mode must be passed back to the API."
+# The same rule on DeepSeek's Anthropic-compatible endpoint, which names the thinking blocks
+# (decolua/9router#2397, in DeepSeek's own error body; openclaw/openclaw#71998).
+D3_ANTHROPIC = "The `content[].thinking` in the thinking mode must be passed back to the API."
 D3_REASONER = (
     "Missing `reasoning_content` field in the assistant message at message index {n}. For more "
     "information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
