@@ -7,10 +7,13 @@ and error texts judge the body), ``suture check``, strict mode and the route tab
 - ``profile``: the validator's name for how the provider checks a body of this format. A gateway
   (LiteLLM) that translates a Chat body for Anthropic or Gemini is checked as those providers'
   OpenAI-compatible endpoints would check it; one bound for Bedrock, or an Anthropic body bound
-  for a Chat provider, by its own format's rules (the validator has no view of the translated body).
+  for OpenAI or Mistral, by its own format's rules (the validator has no view of the translated
+  body). An Anthropic body bound for DeepSeek is checked as DeepSeek's own Anthropic-compatible
+  endpoint (``api.deepseek.com/anthropic``) checks it, which takes it untranslated.
 - ``rules``: the provider name the repair rules see (``Rule.applies_to``).
 - ``aliases``: other names for the same binding (``anthropic-openai-compat``, the validator's name
-  for a Chat body bound for Anthropic).
+  for a Chat body bound for Anthropic; ``deepseek-anthropic-compat``, for an Anthropic body bound
+  for DeepSeek).
 
 The first provider of each format is its own, used when none is named.
 """
@@ -66,7 +69,14 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
         ),
         "anthropic-messages": (
             *_own("anthropic-messages", "anthropic", "bedrock", "vertex"),
-            *(Binding("anthropic-messages", p, "anthropic", p) for p in ("openai", "mistral", "deepseek")),
+            *(Binding("anthropic-messages", p, "anthropic", p) for p in ("openai", "mistral")),
+            Binding(
+                "anthropic-messages",
+                "deepseek",
+                "deepseek-anthropic-compat",
+                "deepseek",
+                ("deepseek-anthropic-compat",),
+            ),
         ),
         "openai-responses": _own("openai-responses", "openai", "azure"),
         "gemini": _own("gemini", "gemini", "vertex"),

@@ -60,6 +60,7 @@ from .pv005_template_role_order import TemplateRoleOrder
 from .pv006_final_assistant_message import FinalAssistantMessage
 from .pv007_missing_reasoning_content import MissingReasoningContent
 from .pv008_content_parts_not_string import ContentPartsNotString
+from .pv009_unsupported_message_key import UnsupportedMessageKey
 from .rs001_dangling_reasoning import DanglingReasoning
 from .rs002_foreign_output_id import ForeignOutputId
 from .rs003_call_id_without_reasoning import CallIdWithoutReasoning
@@ -118,6 +119,7 @@ RULES: tuple[Rule, ...] = (
     TemplateRoleOrder(),
     MissingReasoningContent(),
     ContentPartsNotString(),
+    UnsupportedMessageKey(),
     FinalAssistantMessage(),
     EmptyTranscript(),
 )

@@ -30,6 +30,16 @@ Merging (A9): consecutive messages with the same role are one turn. Message-leve
 print the index of the first message of the run; block-level errors print the block's own
 message and block index in the body as sent.
 
+DeepSeek's Anthropic-compatible endpoint (profile ``deepseek-anthropic-compat``) answers in
+DeepSeek's error body. Its own text is known for one rule only: when DeepSeek thinks (V4 models
+unless ``thinking`` is disabled, ``thinking`` enabled, ``deepseek-reasoner``), every assistant
+message with a ``tool_use`` must carry a thinking block, or it answers D3 ("The
+`content[].thinking` in the thinking mode must be passed back to the API.", decolua/9router#2397,
+where Anthropic would have answered A13 for the same body); D3 replaces A13 there, last in the
+order. A ``redacted_thinking`` block counts as thinking (what the endpoint makes of one is not
+known, so it is not reported). For the other rules its texts are not known, and Anthropic's are
+used.
+
 Not checked: A1-hist, A9-hist, A10 and A16 ([hist]); A14 and A15 (whether a thinking block or
 signature is the one the API issued needs the API's state); the 64-character id limit
 (A12 note: the error text is unknown); the "no `web_search` tool was provided" error (only the
@@ -44,6 +54,7 @@ from typing import Any
 
 from .._errors import SanitizeError
 from ._envelope import violation
+from ._openai_chat import D3_ANTHROPIC, deepseek_thinks
 from ._shape import as_dict, as_list, as_str, body_dict, required_list
 from ._violation import Violation
 
@@ -161,7 +172,10 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     thinking = b.get("thinking")
     enabled = isinstance(thinking, dict) and thinking.get("type") == "enabled"
     _thinking_placement(parsed, enabled, out)
-    if enabled:
+    if provider == "deepseek-anthropic-compat":
+        if deepseek_thinks(b):
+            _deepseek_thinking(parsed, out)
+    elif enabled:
         _thinking(turns, out)
     return out.items
 
@@ -370,6 +384,17 @@ def _thinking_placement(parsed: list[tuple[str, str | list[dict[str, Any]]]], en
                 out.add("thinking-final", THINKING_DISABLED_FINAL, i)
             elif kinds[-1] in _THINKING:
                 out.add("thinking-final", THINKING_FINAL_BLOCK, i)
+
+
+def _deepseek_thinking(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    """DeepSeek's D3 on its Anthropic endpoint: each tool-calling assistant message keeps its thinking."""
+    for i, (role, content) in enumerate(parsed):
+        if role != "assistant" or isinstance(content, str):
+            continue
+        kinds = {block["type"] for block in content}
+        if "tool_use" in kinds and kinds.isdisjoint(_THINKING):
+            index = out.index_map[i] if out.index_map is not None else i
+            out.items.append(violation(out.provider, "deepseek.D3", D3_ANTHROPIC, index))
 
 
 def _thinking(turns: list[_Turn], out: _Out) -> None:

@@ -138,7 +138,8 @@ def build(
             "param": None,
             "code": None if code is _UNSET else code,
         }, {}
-    if provider == "deepseek":
+    if provider in ("deepseek", "deepseek-anthropic-compat"):
+        # Its Anthropic-compatible endpoint answers in the same body (decolua/9router#2397).
         t = type_ or kind
         return {
             "error": {

@@ -27,7 +27,8 @@ Providers differ only where the catalogue says so:
   order of mistral-common's validator, whose texts these are; a tool message without its id gets
   its "Tool call id has to be defined." in the M1 step.
 - ``groq``: X5 (string content for ``system`` and ``tool`` messages; a ``tool`` message's
-  ``tool_call_id``, hackclub/ai#22) plus OpenAI's rules.
+  ``tool_call_id``, hackclub/ai#22; message keys outside Groq's schema, ServiceStack/llms#17)
+  plus OpenAI's rules.
 - ``moonshot``: X4 (thinking models: ``reasoning_content`` on tool-call turns; Kimi K2.5 and
   later think unless ``thinking`` is disabled, and count an empty ``reasoning_content`` as
   missing, theopenco/llmgateway PR#2093) plus OpenAI's pairing rules.
@@ -48,8 +49,8 @@ Providers differ only where the catalogue says so:
 Where a compatible provider's own text for a rule is not in the catalogue (groq, moonshot
 pairing), OpenAI's text is used inside that provider's envelope. Not checked: O7 (nothing to
 reject), O8 (Assistants API), X1 / X2 / X6 (Perplexity, DashScope, xAI are not providers here),
-D6 (error text unknown), the Groq "property ... is unsupported" errors (full text unknown),
-V2 (Ollama), W2 / W3 (relays).
+D6 (error text unknown), Groq's "property ... is unsupported" for a key outside its schema
+anywhere but on a message (the request's own keys, a tool call's), V2 (Ollama), W2 / W3 (relays).
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ D1 = (
 )
 D2 = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
 D3 = "The `reasoning_content` in the thinking mode must be passed back to the API."
+# The same rule on DeepSeek's Anthropic-compatible endpoint, which names the thinking blocks
+# (decolua/9router#2397, in DeepSeek's own error body; openclaw/openclaw#71998).
+D3_ANTHROPIC = "The `content[].thinking` in the thinking mode must be passed back to the API."
 D3_REASONER = (
     "Missing `reasoning_content` field in the assistant message at message index {n}. For more "
     "information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls"
@@ -118,6 +122,25 @@ X5_MISSING = (
     "'messages.{n}' : for 'role:{role}' the following must be satisfied"
     "[('messages.{n}.{field}' : property '{field}' is missing)]"
 )
+# A message key outside Groq's schema, as answered in 2026 (ServiceStack/llms#17 'timestamp',
+# odysseus-dev/odysseus#200 'metadata'); answers up to 2025 added a guess, ", did you mean
+# 'name'?" (run-llama/llama_index#14701 'status', chatboxai/chatbox#2083 'id').
+X5_UNSUPPORTED = (
+    "'messages.{n}' : for 'role:{role}' the following must be satisfied"
+    "[('messages.{n}' : property '{field}' is unsupported)]"
+)
+# The keys Groq's schema takes on each role's message: the union of the message types its
+# OpenAPI spec has held (as generated into groq/groq-python's chat message params: ``tool_call_id``
+# on every role, ``name`` on tool messages and ``reasoning`` on assistant messages in some
+# versions), so that no key Groq has taken is reported. Roles it does not list (``developer``)
+# are not checked for keys.
+GROQ_MESSAGE_KEYS: dict[str, frozenset[str]] = {
+    "system": frozenset({"role", "content", "name", "tool_call_id"}),
+    "user": frozenset({"role", "content", "name", "tool_call_id"}),
+    "assistant": frozenset({"role", "content", "name", "tool_call_id", "tool_calls", "function_call", "reasoning"}),
+    "tool": frozenset({"role", "content", "tool_call_id", "name"}),
+    "function": frozenset({"role", "content", "name", "tool_call_id"}),
+}
 V1_MISTRAL = "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."
 V1_PLAIN = "Conversation roles must alternate user/assistant/user/assistant/..."
 
@@ -493,7 +516,16 @@ def _groq(messages: list[_Msg]) -> list[Violation]:
         if msg.role == "tool" and msg.tool_call_id is None:
             text = X5_MISSING.format(n=i, role="tool", field="tool_call_id")
             out.append(violation("groq", "groq.X5", text, i))
+        for key in groq_unsupported_keys(msg.role, msg.raw):
+            text = X5_UNSUPPORTED.format(n=i, role=msg.role, field=key)
+            out.append(violation("groq", "groq.X5", text, i))
     return out
+
+
+def groq_unsupported_keys(role: object, message: dict[str, Any]) -> list[str]:
+    """The keys of a ``role`` message that Groq's schema does not take, in the message's order."""
+    allowed = GROQ_MESSAGE_KEYS.get(role) if isinstance(role, str) else None
+    return [] if allowed is None else [k for k in message if k not in allowed]
 
 
 def _moonshot(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:

@@ -38,13 +38,17 @@ class Code:
 
 # The profiles that report each family: the provider itself, the hosts that answer alike, and
 # the gateways whose conversion reaches it (OpenRouter passes its upstreams' errors on, W1).
-_ANTHROPIC = ("anthropic", "bedrock", "vertex", "anthropic-openai-compat", "openrouter")
+# DeepSeek's Anthropic-compatible endpoint is checked by Anthropic's rules, its own texts for them
+# being unknown, except thinking, where it answers its own D3 instead of A13.
+_ANTHROPIC = ("anthropic", "bedrock", "vertex", "anthropic-openai-compat", "openrouter", "deepseek-anthropic-compat")
+_ANTHROPIC_A13 = tuple(p for p in _ANTHROPIC if p != "deepseek-anthropic-compat")
 _OPENAI = ("openai", "azure", "groq", "moonshot", "openrouter")
 _OPENAI_SCHEMA = (*_OPENAI, "minimax")
 _GEMINI = ("gemini", "vertex", "gemini-openai-compat")
 _RESPONSES = ("openai", "azure")
 _BEDROCK = ("bedrock",)
 _DEEPSEEK = ("deepseek", "openrouter")
+_DEEPSEEK_D3 = (*_DEEPSEEK, "deepseek-anthropic-compat")
 _MISTRAL = ("mistral", "openrouter")
 _MISTRAL_COMMON = ("mistral", "vllm", "openrouter")
 _PEERS = "PEERS.md section 0 (reported by peers' users; not in the catalogue)"
@@ -78,7 +82,14 @@ _CODES = (
             "A10-system": (an.A10_SYSTEM,),
             "A11": (an.A11,),
             "A12": (an.A12,),
-            "A13": (an.A13,),
+        },
+    ),
+    *_section("anthropic", 1, _ANTHROPIC_A13, {"A13": (an.A13,)}),
+    *_section(
+        "anthropic",
+        1,
+        _ANTHROPIC,
+        {
             "A17": (an.A17,),
             "A18": (an.A18,),
             "A19": (an.A19,),
@@ -144,17 +155,18 @@ _CODES = (
         "deepseek",
         7,
         _DEEPSEEK,
-        {
-            "D1": (oc.D1,),
-            "D2": (oc.D2,),
-            "D3": (oc.D3, oc.D3_REASONER),
-            "D4": (oc.D4,),
-            "D5": (oc.D5,),
-        },
+        {"D1": (oc.D1,), "D2": (oc.D2,)},
     ),
+    *_section("deepseek", 7, _DEEPSEEK_D3, {"D3": (oc.D3, oc.D3_REASONER, oc.D3_ANTHROPIC)}),
+    *_section("deepseek", 7, _DEEPSEEK, {"D4": (oc.D4,), "D5": (oc.D5,)}),
     Code("minimax.X3", ("minimax",), (oc.X3, oc.X3_NOT_FOUND), _catalogue(8, "X3") + "; MiniMax-AI/MiniMax-M2#76"),
     Code("moonshot.X4", ("moonshot", "openrouter"), (oc.X4,), _catalogue(8, "X4") + "; theopenco/llmgateway PR#2093"),
-    Code("groq.X5", ("groq",), (oc.X5, oc.X5_MISSING), _catalogue(8, "X5") + "; hackclub/ai#22"),
+    Code(
+        "groq.X5",
+        ("groq",),
+        (oc.X5, oc.X5_MISSING, oc.X5_UNSUPPORTED),
+        _catalogue(8, "X5") + "; hackclub/ai#22; ServiceStack/llms#17",
+    ),
     Code("vllm.V1", ("vllm",), (oc.V1_MISTRAL, oc.V1_PLAIN), _catalogue(8, "V1")),
 )
 

@@ -22,6 +22,7 @@ the table per provider. The format of a case::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,19 @@ def load_cases() -> list[Case]:
     return cases
 
 
+# What a gateway wraps around the provider's text, which is the text the validator reports; only
+# the wrapper goes, never the provider's words:
+# - One-API / New-API relays append " (request id: ...)" once per hop (PROVIDER_RULES.md W3):
+#   gemini/openai-compat-sageread-call-after-model-text (one hop), openai/morphic-relay-orphan-tool
+#   (four hops).
+_RELAY_REQUEST_IDS = re.compile(r"(?:\s*\(request id: [^()]*\))+\s*$")
+
+
 def same_text(expected: str, reported: str) -> bool:
     """The provider's text as a thread quotes it and as the validator writes it: the same words,
-    with backticks and spacing (which threads lose in Markdown) and a gateway's prefix not counted."""
-    a, b = _words(expected), _words(reported)
+    with backticks and spacing (which threads lose in Markdown), a gateway's prefix and a relay's
+    request-id suffixes not counted."""
+    a, b = _words(_RELAY_REQUEST_IDS.sub("", expected)), _words(reported)
     return a == b or a.endswith(b) or b.endswith(a)
 
 

@@ -1,7 +1,7 @@
 """OpenAI Chat and the OpenAI-compatible providers, end to end: openai SDK -> Suture -> strict emulator.
 
 For each class of broken transcript (null content, a tool message without its id, DeepSeek's
-reasoner, vLLM's chat templates, Groq's string-only roles, Kimi's and DeepSeek's
+reasoner, vLLM's chat templates, Groq's string-only roles and message keys, Kimi's and DeepSeek's
 reasoning_content, OpenRouter's upstreams, Azure's and MiniMax's texts), the body is sent with
 the official openai SDK straight to the emulator, which answers the provider's own 400, and then
 through a real Suture in front of the same emulator, which repairs it so the answer is a 200.
@@ -269,6 +269,17 @@ CASES = [
         },
         "'messages.0' : for 'role:system' the following must be satisfied"
         "[('messages.0.content' : value must be a string)]",
+    ),
+    # Groq's schema takes no key it does not list (PV009)
+    Broken(
+        "groq-message-timestamp",
+        "groq",
+        {
+            "model": "llama-3.3-70b-versatile",
+            "messages": [{"role": "user", "content": "the task", "timestamp": 1769400000}],
+        },
+        "'messages.0' : for 'role:user' the following must be satisfied"
+        "[('messages.0' : property 'timestamp' is unsupported)]",
     ),
     # Kimi thinks by default (PV007)
     Broken(

@@ -35,7 +35,7 @@ def test_providers_per_api() -> None:
             "anthropic-openai-compat",
             "gemini-openai-compat",
         ),
-        "anthropic-messages": ("anthropic", "bedrock", "vertex"),
+        "anthropic-messages": ("anthropic", "bedrock", "vertex", "deepseek-anthropic-compat"),
         "openai-responses": ("openai", "azure"),
         "gemini": ("gemini", "vertex"),
         "bedrock-converse": ("bedrock",),
