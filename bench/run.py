@@ -854,7 +854,38 @@ def run(
         else:
             say("nginx did not start:\n" + (tmp / "nginx.log").read_text()[-1500:])
 
-    openai_targets = [direct, sut] + ([ngx] if ngx else []) + ([lit] if lit else [])
+    # The floor under Suture on its own stack (bench/floor_app.py): uvicorn, a parse, Suture's client.
+    floor_port = free_port()
+    floor_proc = procs.start(
+        [
+            *placement.prefix("suture"),
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "floor_app:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(floor_port),
+            "--http",
+            "httptools",
+            "--loop",
+            "uvloop",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ],
+        env={"PYTHONPATH": os.pathsep.join((str(BENCH), str(BENCH.parent))), "FLOOR_UPSTREAM": mock_url},
+        log=tmp / "floor.log",
+    )
+    flr: Target | None = None
+    if wait_ready(f"http://127.0.0.1:{floor_port}/v1/models", floor_proc, tmp / "floor.log", 30):
+        flr = Target("floor", f"http://127.0.0.1:{floor_port}")
+        say("floor: bench/floor_app.py on uvicorn (httptools, uvloop): read, parse, Suture's client, relay; nothing else")
+    else:
+        say("the floor app did not start:\n" + (tmp / "floor.log").read_text()[-1500:])
+
+    openai_targets = [direct, sut] + ([flr] if flr else []) + ([ngx] if ngx else []) + ([lit] if lit else [])
     anthropic_targets = [
         direct,
         Target("suture", sut.base, {"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}),
@@ -864,6 +895,7 @@ def run(
 
     pids = {
         "suture": suture.pid,
+        **({"floor": floor_proc.pid} if flr else {}),
         **({"nginx": nginx_proc.pid} if ngx and nginx_proc else {}),
         **({"litellm": litellm_proc.pid} if lit and litellm_proc else {}),
     }
@@ -985,6 +1017,13 @@ def run(
             )
         else:
             say("  (no nginx in this run)")
+        if flr is not None:
+            say()
+            say("== Suture / floor (the same server stack, parse and client, without Suture's logic)")
+            ratio_line("Suture / floor CPU per request at c=64", cpu_us["suture"], cpu_us["floor"], "")
+            if ngx is not None:
+                ratio_line("floor / nginx CPU per request at c=64", cpu_us["floor"], cpu_us["nginx"], "")
+            ratio_line("Suture / floor added p50, 10 messages", added["suture"][0], added["floor"][0], "")
 
         say()
         say("== Suture / LiteLLM")
