@@ -881,7 +881,7 @@ def run(
     flr: Target | None = None
     if wait_ready(f"http://127.0.0.1:{floor_port}/v1/models", floor_proc, tmp / "floor.log", 30):
         flr = Target("floor", f"http://127.0.0.1:{floor_port}")
-        say("floor: bench/floor_app.py on uvicorn (httptools, uvloop): read, parse, Suture's client, relay; nothing else")
+        say("floor: bench/floor_app.py on uvicorn (httptools, uvloop): read, parse, Suture's client, relay")
     else:
         say("the floor app did not start:\n" + (tmp / "floor.log").read_text()[-1500:])
 
