@@ -55,8 +55,8 @@ class OrphanToolCall(Rule):
     )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        answered = {p.call_id for _, p in transcript.parts() if p.kind == RESULT}
         entries = transcript.entries
+        answered = {p.call_id for entry in entries for p in entry.parts if p.kind == RESULT}
         owners = [
             (index, entry)
             for index, entry in enumerate(entries)

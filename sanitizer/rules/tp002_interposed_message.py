@@ -35,20 +35,35 @@ class InterposedMessage(Rule):
     name = "interposed-message"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        # Plain loops, one pass to index: this runs on every turn of a broken session, whose
+        # transcript can hold thousands of messages.
         entries = transcript.entries
-        callers = [i for i, e in enumerate(entries) if any(p.kind == CALL for p in e.parts)]
+        callers: list[int] = []
         found: dict[str | None, list[int]] = {}
         for index, entry in enumerate(entries):
+            calling = False
             for part in entry.parts:
                 if part.kind == RESULT:
-                    found.setdefault(part.call_id, []).append(index)
+                    positions = found.get(part.call_id)
+                    if positions is None:
+                        found[part.call_id] = [index]
+                    else:
+                        positions.append(index)
+                elif part.kind == CALL:
+                    calling = True
+            if calling:
+                callers.append(index)
         # Reordering happens only between a caller and the next caller, so every caller keeps
         # its index and each span can be judged from the positions found up front.
         for n, i in enumerate(callers):
             limit = callers[n + 1] if n + 1 < len(callers) else len(entries)
             calls = {p.call_id for p in entries[i].parts if p.kind == CALL}
-            last = max((j for c in calls for j in found.get(c, ()) if i < j < limit), default=None)
-            if last is None:
+            last = -1
+            for call_id in calls:
+                for j in found.get(call_id, ()):
+                    if last < j < limit:
+                        last = j
+            if last <= i:
                 continue
             span = entries[i + 1 : last + 1]
             answers = [any(p.kind == RESULT and p.call_id in calls for p in e.parts) for e in span]

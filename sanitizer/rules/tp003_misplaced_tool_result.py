@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from .._ir import RESULT, Entry, Part, Transcript
+from .._ir import CALL, RESULT, Entry, Part, Transcript
 from .._placement import attach_results, zone_ids
 from ._base import Context, Rule
 
@@ -39,8 +39,10 @@ class MisplacedToolResult(Rule):
         entries = transcript.entries
         placed: dict[int, set[str | None]] = {}
         for index, entry in enumerate(entries):
-            if entry.calls():
-                placed[id(entry)] = zone_ids(entries, index, ctx.dialect)
+            for part in entry.parts:
+                if part.kind == CALL:
+                    placed[id(entry)] = zone_ids(entries, index, ctx.dialect)
+                    break
         moving: list[tuple[Entry, Entry, Part]] = []
         for entry in entries:
             for part in entry.parts:
