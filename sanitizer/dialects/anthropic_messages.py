@@ -130,16 +130,17 @@ class AnthropicMessages(Dialect):
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         entries = []
-        for index, raw in enumerate(messages_of(body)):
-            path = f"messages[{index}]"
-            message = require_object(raw, path)
+        # Field paths are spelled out only for an error (as in OpenAI Chat's parse).
+        for index, message in enumerate(messages_of(body)):
+            if type(message) is not dict:
+                require_object(message, f"messages[{index}]")
             role = message.get("role")
             # A system message inside messages is a transcript problem (AN014 moves it to the
             # top-level system field), not a shape error; any other role is.
             if role not in ROLES and role != "system":
-                raise SanitizeError(f"{path}.role", f"must be 'user' or 'assistant', not {role!r}")
-            parts = _parts(message.get("content"), f"{path}.content")
-            require_sides(parts, role, f"{path}.content", caller="assistant", answerer="user")
+                raise SanitizeError(f"messages[{index}].role", f"must be 'user' or 'assistant', not {role!r}")
+            parts = _parts(message.get("content"), index)
+            require_sides(parts, role, f"messages[{index}].content", caller="assistant", answerer="user")
             entries.append(Entry(role, parts, message, index))
         return Transcript(entries, body)
 
@@ -216,37 +217,49 @@ def _blank(block: dict[str, Any]) -> bool:
     return type(text) is not str or not text.strip()
 
 
-def _parts(content: Any, path: str) -> list[Part]:
+def _parts(content: Any, message: int) -> list[Part]:
     if isinstance(content, str):
         return [Part(TEXT, content)]
     if not isinstance(content, list):
         what = "is required" if content is None else f"must be a string or an array of blocks, not {type_name(content)}"
-        raise SanitizeError(path, what)
+        raise SanitizeError(f"messages[{message}].content", what)
     parts = []
-    for index, item in enumerate(content):
-        block_path = f"{path}[{index}]"
-        block = require_object(item, block_path)
+    for index, block in enumerate(content):
+        if type(block) is not dict:
+            require_object(block, _block_path(message, index))
         kind = block.get("type")
         if not isinstance(kind, str):
-            raise SanitizeError(f"{block_path}.type", "is missing" if kind is None else "must be a string")
+            what = "is missing" if kind is None else "must be a string"
+            raise SanitizeError(f"{_block_path(message, index)}.type", what)
         if kind == "tool_use":
             name = block.get("name")
-            call_id = require_id(block.get("id"), f"{block_path}.id")
+            call_id = _block_id(block, "id", message, index)
             parts.append(Part(CALL, block, call_id, name if isinstance(name, str) else None))
         elif kind == "tool_result":
-            parts.append(Part(RESULT, block, require_id(block.get("tool_use_id"), f"{block_path}.tool_use_id")))
+            parts.append(Part(RESULT, block, _block_id(block, "tool_use_id", message, index)))
         elif kind == "text":
             parts.append(Part(TEXT, block))
         elif kind in _THINKING:
             parts.append(Part(THINKING, block))
         elif kind in _SERVER_CALLS:
-            parts.append(Part(SERVER_CALL, block, require_id(block.get("id"), f"{block_path}.id")))
+            parts.append(Part(SERVER_CALL, block, _block_id(block, "id", message, index)))
         elif kind.endswith("_tool_result"):
             answered = block.get("tool_use_id")
             parts.append(Part(SERVER_RESULT, block, answered if isinstance(answered, str) else None))
         else:
             parts.append(Part(OTHER, block))
     return parts
+
+
+def _block_path(message: int, index: int) -> str:
+    return f"messages[{message}].content[{index}]"
+
+
+def _block_id(block: dict[str, Any], key: str, message: int, index: int) -> str:
+    value = block.get(key)
+    if type(value) is str:
+        return value
+    return require_id(value, f"{_block_path(message, index)}.{key}")
 
 
 def _render_entry(entry: Entry) -> Any:
