@@ -68,8 +68,9 @@ async def proxy_transcript(
 
     exchange.repairs_found = len(result.repairs)
     exchange.repairs = result.repairs  # counted (and traced) when the exchange finishes
-    for repair in result.repairs:
-        _log_repair(exchange.request_id, repair, mode)
+    if result.repairs and repair_log.isEnabledFor(logging.INFO):
+        for repair in result.repairs:
+            _log_repair(exchange.request_id, repair, mode)
 
     if mode == "strict":
         problems = [_describe_repair(r) for r in result.repairs]
