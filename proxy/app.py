@@ -193,6 +193,9 @@ class RequestContextMiddleware:
             if message["type"] == "http.response.start":
                 exchange.status = message["status"]
                 exchange.response_started = True
+                if exchange.stamped:  # a relay stamps its own headers, as it builds them
+                    await send(message)
+                    return
                 headers = []
                 for name, value in message.get("headers", []):
                     lowered = name.lower()
@@ -201,9 +204,7 @@ class RequestContextMiddleware:
                         headers.append((b"x-upstream-request-id", value))
                     elif lowered != b"x-suture-repairs":
                         headers.append((name, value))
-                headers.append((b"x-request-id", exchange.request_id.encode()))
-                headers.append((b"x-suture-repairs", str(exchange.repairs_applied).encode()))
-                message = {**message, "headers": headers}
+                message = {**message, "headers": headers + exchange.stamp()}
             await send(message)
 
         try:

@@ -90,6 +90,8 @@ class Exchange:
     status: int = 500
     """The status the client was sent."""
     response_started: bool = False
+    stamped: bool = False
+    """The answer carries Suture's headers already (:meth:`stamp`)."""
     outcome: str = "complete"
     watch: ClientWatch | None = None
     retry_plan: tuple[str, str | None, str | None, RejectionRepairSettings, Any, int] | None = None
@@ -152,6 +154,11 @@ class Exchange:
             api, rules_for, model, allowance, body, size = plan
             self.retrier = Retrier(self, api, rules_for, model, self.state.policy, allowance, body, size)
         return self.retrier
+
+    def stamp(self) -> list[tuple[bytes, bytes]]:
+        """Suture's headers on the answer: the request id and the repairs applied."""
+        self.stamped = True
+        return [(b"x-request-id", self.request_id.encode()), (b"x-suture-repairs", str(self.repairs_applied).encode())]
 
     def wants_error_body(self, status: int) -> bool:
         """Whether the capture needs the answer's first bytes (an error answer it will keep)."""

@@ -96,6 +96,7 @@ async def forward(
             secrets=state.secrets,
             read=read,
         )
+        relay.headers += exchange.stamp()
         if retrier is not None and retrier.attempts:
             relay.headers.append((b"x-suture-retried", str(retrier.attempts).encode()))
         if status == 404 and exchange.route is not None and exchange.route.upstream_path is not None:

@@ -104,7 +104,8 @@ class UpstreamTimeout(UpstreamError):
 
 # Names compared as bytes: nothing is decoded per header on the request path.
 _NOT_FORWARDED_BYTES = frozenset(name.encode() for name in _NOT_FORWARDED)
-_NOT_RELAYED_BYTES = frozenset(name.encode() for name in _NOT_RELAYED)
+# Suture's own header, which an upstream must not set for it.
+_NOT_RELAYED_BYTES = frozenset(name.encode() for name in _NOT_RELAYED) | {b"x-suture-repairs"}
 
 
 def _connection_tokens(values: list[bytes]) -> set[bytes]:
@@ -167,9 +168,13 @@ def relay_headers(upstream: Response) -> Headers:
     stream = _is_stream_type(content_type)
     if stream:
         dropped |= _SSE_HEADER_NAMES
-    out = (
-        [(name, value) for low, name, value in kept if low not in dropped] if dropped else [(n, v) for _, n, v in kept]
-    )
+    # The upstream's own request id (OpenAI's) stays available for support tickets, under a name
+    # that leaves x-request-id to Suture's.
+    out = [
+        (b"x-upstream-request-id" if low == b"x-request-id" else name, value)
+        for low, name, value in kept
+        if low not in dropped
+    ]
     return out + _SSE_HEADER_PAIRS if stream else out
 
 

@@ -103,6 +103,7 @@ def test_relay_headers_drop_hop_by_hop_and_mark_sse_unbuffered() -> None:
         b"Date: Mon, 30 Nov 2026 00:00:00 GMT\r\n"
         b"Cache-Control: no-store\r\n"
         b"X-Request-Id: up-1\r\n"
+        b"X-Suture-Repairs: 9\r\n"
         b"Set-Cookie: a=b\r\n"
         b"Set-Cookie: c=d\r\n"
         b"\r\n0\r\n\r\n"
@@ -118,10 +119,11 @@ def test_relay_headers_drop_hop_by_hop_and_mark_sse_unbuffered() -> None:
                 await response.aclose()
                 await upstream.aclose()
 
-    # Names keep the upstream's case; duplicates stay.
+    # Names keep the upstream's case; duplicates stay. The upstream's request id is renamed (the
+    # name is Suture's), and a repairs count it claims to have made is not relayed.
     assert anyio.run(run) == [
         (b"Content-Type", b"text/event-stream"),
-        (b"X-Request-Id", b"up-1"),
+        (b"x-upstream-request-id", b"up-1"),
         (b"Set-Cookie", b"a=b"),
         (b"Set-Cookie", b"c=d"),
         (b"cache-control", b"no-cache"),
