@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -61,3 +63,39 @@ def test_a_finished_request_leaves_no_cycle_for_the_garbage_collector(tmp_path: 
     suture_side = {k for k in kinds if k.startswith(("proxy.", "starlette.", "uvicorn."))}
     assert not suture_side, suture_side
     assert f"{Exchange.__module__}.Exchange" not in kinds and f"{Retrier.__module__}.Retrier" not in kinds
+
+
+def test_the_upstream_s_request_id_is_renamed_and_its_repairs_header_is_not_relayed() -> None:
+    """Suture's two headers are Suture's: the upstream's own x-request-id (OpenAI's, for support
+    tickets) comes as x-upstream-request-id, and an x-suture-repairs it sends is not relayed,
+    whether its answer arrives whole or streams."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    from tests._support.servers import running_server
+
+    claimed = {"x-request-id": "req_up_7", "x-suture-repairs": "42"}
+
+    async def chat(request: Request) -> Response:
+        if (await request.json()).get("stream"):
+
+            async def events() -> AsyncIterator[bytes]:
+                yield b'data: {"choices":[]}\n\n'
+                await asyncio.sleep(0.05)  # a second read: the relay streams, not whole
+                yield b"data: [DONE]\n\n"
+
+            return StreamingResponse(events(), media_type="text/event-stream", headers=claimed)
+        return JSONResponse({"choices": []}, headers=claimed)
+
+    upstream = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with running_server(upstream) as up, suture(openai={"upstream": up + "/v1"}) as base, httpx.Client() as client:
+        for stream in (False, True):
+            response = client.post(base + "/v1/chat/completions", json={**body, "stream": stream})
+            assert response.status_code == 200
+            assert response.headers.get_list("x-suture-repairs") == ["0"]
+            assert response.headers.get_list("x-upstream-request-id") == ["req_up_7"]
+            [request_id] = response.headers.get_list("x-request-id")
+            assert request_id != "req_up_7"
