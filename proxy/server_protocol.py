@@ -99,6 +99,12 @@ class SutureHttpProtocol(HttpToolsProtocol):
         super().on_message_complete()
         self._head_open = True
         self._arrived = 0
+        # uvicorn pauses reading while more than 64 KiB of body waits for the app, and resumes
+        # only when the app asks for more. A large body's last piece leaves it paused, and the
+        # app asks for nothing more once the body is whole: a client that left would then go
+        # unnoticed until the answer is sent, however long the upstream takes. With the request
+        # complete nothing more can pile up, so reading resumes and its end is seen.
+        self.flow.resume_reading()
 
     def _refuse(self) -> None:
         if self.transport.is_closing():

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import anyio.to_thread
 import orjson
 from starlette.types import ASGIApp
 
@@ -169,8 +169,11 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
 
 async def _off_loop(exchange: Exchange, work: Callable[..., _T], *args: Any) -> _T:
     """``work(*args)`` in a worker thread; the client's leaving stops the wait (not the thread)."""
+    # The loop's own executor rather than anyio's worker threads: one handoff less each way
+    # (about 40 µs of the hop, which on a pinned core is a context switch each way).
     with exchange.watch_client():
-        return await anyio.to_thread.run_sync(work, *args)
+        loop = exchange.state.loop or asyncio.get_running_loop()
+        return await loop.run_in_executor(None, work, *args)
 
 
 def _validate(body: Any, api: str, provider: str | None, model: str | None) -> list[Any]:

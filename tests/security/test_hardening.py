@@ -20,7 +20,7 @@ import pytest
 from proxy.app import build_app
 from proxy.settings import Settings
 from tests._support.faulty_upstream import ORPHAN, FaultyUpstream
-from tests._support.proxy_e2e import LogLines, suture
+from tests._support.proxy_e2e import LogLines, suture, wait_for
 from tests._support.servers import running_asyncio_server, running_server
 
 OWN_KEY = "sk-suture-own-upstream-key-5f1e9c"
@@ -196,15 +196,26 @@ class HangingUpstream:
             yield url
 
 
-@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/models"])
-def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(path: str, logs: LogLines) -> None:
+# A large body: uvicorn pauses reading while more than 64 KiB of it waits for the app, so its
+# last piece left the connection paused and the client's leaving unseen until the answer.
+LARGE_CHAT = {**CHAT, "messages": [{"role": "user", "content": "x" * 1_000_000}]}
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/v1/chat/completions", CHAT), ("/v1/models", None), ("/v1/chat/completions", LARGE_CHAT)],
+    ids=["chat", "models", "large-chat"],
+)
+def test_a_client_leaving_before_the_first_byte_cancels_the_upstream_request(
+    path: str, body: dict[str, Any] | None, logs: LogLines
+) -> None:
     hanging = HangingUpstream()
     with hanging.running(), suture(openai={"upstream": hanging.url + "/v1"}, timeouts={"read": 60}) as base:
         with httpx.Client(base_url=base, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
-            if path == "/v1/models":
+            if body is None:
                 client.get(path)
             else:
-                client.post(path, json=CHAT)
+                client.post(path, json=body)
         left = time.monotonic()
         deadline = left + 10
         while not hanging.closed_at and time.monotonic() < deadline:
@@ -440,3 +451,39 @@ def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it
     assert loop_thread.startswith("uvicorn-")  # tests._support.servers runs each server on such a thread
     assert threads[1] != loop_thread
     assert Settings().max_body_bytes > transcripts.OFF_LOOP_BYTES
+
+
+def test_a_client_leaving_while_its_large_transcript_is_repaired_is_let_go_at_once(
+    faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch, logs: LogLines
+) -> None:
+    """The wait on the worker thread ends when the client leaves; the thread's result is dropped
+    and nothing reaches the upstream."""
+    import proxy.routes.transcripts as transcripts
+
+    real = transcripts.sanitize
+    finished = threading.Event()
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(2)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(transcripts, "sanitize", slow)
+    large = {
+        **BROKEN_CHAT,
+        "messages": [{"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)}, *BROKEN_CHAT["messages"]],
+    }
+    with suture(openai={"upstream": faulty.url + "/v1"}) as base:
+        with httpx.Client(base_url=base, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
+            client.post("/v1/chat/completions", json=large)
+        left = time.monotonic()
+        [line] = wait_for(lambda: [r for r in logs.records("suture.access") if r.get("path") == "/v1/chat/completions"])
+        # Written when the client left, not once the repair was done 2 s after the request came.
+        assert time.monotonic() - left < 1.2
+        assert not finished.is_set()
+        assert line["outcome"] == "client_disconnected"
+        assert finished.wait(5)
+        time.sleep(0.2)
+    assert faulty.seen == []
