@@ -9,11 +9,12 @@ which writes the log lines, the metrics and the capture, each once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -32,6 +33,8 @@ from .rejections import REJECTION_STATUSES, Retrier
 
 if TYPE_CHECKING:
     from sanitizer import Repair
+
+_T = TypeVar("_T")
 
 # Probes and scrapes: their access lines are debug-level.
 _QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -154,6 +157,17 @@ class Exchange:
             api, rules_for, model, allowance, body, size = plan
             self.retrier = Retrier(self, api, rules_for, model, self.state.policy, allowance, body, size)
         return self.retrier
+
+    async def off_loop(self, work: Callable[..., _T], *args: Any) -> _T:
+        """``work(*args)`` in a worker thread, the event loop free meanwhile; the client's leaving
+        ends the wait at once (the thread runs on, its result dropped) with :class:`ClientGone`.
+
+        On the loop's own executor rather than anyio's worker threads: anyio's wait outlasts a
+        cancellation until the thread is done, and its handoff costs about 50 µs more.
+        """
+        loop = self.state.loop or asyncio.get_running_loop()
+        with self.watch_client():
+            return await loop.run_in_executor(None, work, *args)
 
     def stamp(self) -> list[tuple[bytes, bytes]]:
         """Suture's headers on the answer: the request id and the repairs applied."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 import orjson
 
 from sanitizer import Policy
@@ -85,8 +84,7 @@ class Retrier:
         )
         try:
             if self.size > _OFF_LOOP_BYTES:
-                with exchange.watch_client():
-                    outcome = await anyio.to_thread.run_sync(work)
+                outcome = await exchange.off_loop(work)
             else:
                 outcome = work()
         except ClientGone:

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from starlette.types import ASGIApp
@@ -31,7 +29,6 @@ from .table import Route
 # multi-megabyte transcript takes tens of milliseconds to repair, which on the event loop would
 # stall every other stream of the worker (and /healthz) for as long.
 OFF_LOOP_BYTES = 256 * 1024
-_T = TypeVar("_T")
 
 
 async def proxy_transcript(
@@ -51,7 +48,7 @@ async def proxy_transcript(
     # A large body makes one trip to a worker thread for all its work (each trip costs a thread
     # handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
     args = (raw, route, state, mode, model, exchange.request_id)
-    prepared = await _off_loop(exchange, _prepare, *args) if large else _prepare(*args)
+    prepared = await exchange.off_loop(_prepare, *args) if large else _prepare(*args)
     if prepared.error is not None:
         return error_response(provider, 400, prepared.error)
     body, target, rules_for, result, content = (
@@ -78,7 +75,7 @@ async def proxy_transcript(
             # validate() resolves the provider through the table as sanitize() and `suture check` do:
             # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
             found = (
-                await _off_loop(exchange, _validate, body, api, rules_for, model)
+                await exchange.off_loop(_validate, body, api, rules_for, model)
                 if large
                 else _validate(body, api, rules_for, model)
             )
@@ -165,15 +162,6 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
                 extra={"fields": {"request_id": request_id}},
             )
     return _Prepared(None, body, target, rules_for, result, content)
-
-
-async def _off_loop(exchange: Exchange, work: Callable[..., _T], *args: Any) -> _T:
-    """``work(*args)`` in a worker thread; the client's leaving stops the wait (not the thread)."""
-    # The loop's own executor rather than anyio's worker threads: one handoff less each way
-    # (about 40 µs of the hop, which on a pinned core is a context switch each way).
-    with exchange.watch_client():
-        loop = exchange.state.loop or asyncio.get_running_loop()
-        return await loop.run_in_executor(None, work, *args)
 
 
 def _validate(body: Any, api: str, provider: str | None, model: str | None) -> list[Any]:
