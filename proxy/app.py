@@ -145,6 +145,8 @@ class SutureApp(Starlette):
 
     def __init__(self, *, state: ProxyState, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        # Read by Suture's server protocol (proxy/server_protocol.py) for each new connection.
+        self.client_read_timeout = state.settings.timeouts.client_read
         self._direct: dict[str, Callable[[Request], Awaitable[ASGIApp]]] = {
             route.path: route.endpoint
             for route in self.router.routes

@@ -16,6 +16,8 @@ from types import TracebackType
 
 from starlette.types import Message, Receive
 
+from .sweep import Sweep
+
 DISCONNECTED = "client_disconnected"
 STALLED = "client_stalled"
 # The scope keys under which Suture's uvicorn protocol (proxy/server_protocol.py) hands over its
@@ -66,7 +68,7 @@ class ClientWatch:
         self._task: asyncio.Task[object] | None = asyncio.current_task(self._loop)
         self._cancelling = False
         self.sending_since: float | None = None
-        self._clocked = False
+        self._sweep: Sweep | None = None
         self._closed = False
         self._watcher: asyncio.Task[None] | None = None
         self._on_disconnect = on_disconnect
@@ -119,9 +121,9 @@ class ClientWatch:
         """Called as the first send to the client starts; the next ones set ``sending_since`` to
         :attr:`clock`'s time themselves (and each back to None once done). A send still waiting on
         the client after ``send_timeout`` ends the exchange."""
-        if not self._clocked and self._send_timeout is not None and not self._closed:
-            self._clocked = True
-            _SendClock.of(self._loop, self._send_timeout).watches.add(self)
+        if self._sweep is None and self._send_timeout is not None and not self._closed:
+            self._sweep = Sweep.of(self._loop, self._send_timeout)
+            self._sweep.add(self.check_send)
         self.sending_since = self._loop.time()
 
     def check_send(self, now: float) -> None:
@@ -143,37 +145,5 @@ class ClientWatch:
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
-        if self._clocked:
-            clock = _CLOCKS.get(self._loop)
-            if clock is not None:
-                clock.watches.discard(self)
-
-
-class _SendClock:
-    """One timer per event loop checks the sends of every watch: a timer per request, scheduled
-    and cancelled, cost more than everything else the watch does (callgrind, bench/run.py's body)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, period: float) -> None:
-        self.loop = loop
-        self.period = period
-        self.watches: set[ClientWatch] = set()
-        self._handle = loop.call_later(period, self._tick)
-
-    @classmethod
-    def of(cls, loop: asyncio.AbstractEventLoop, send_timeout: float) -> _SendClock:
-        clock = _CLOCKS.get(loop)
-        if clock is None:
-            clock = _CLOCKS[loop] = cls(loop, min(1.0, send_timeout / 4))
-        return clock
-
-    def _tick(self) -> None:
-        now = self.loop.time()
-        for watch in list(self.watches):
-            watch.check_send(now)
-        if self.watches:
-            self._handle = self.loop.call_later(self.period, self._tick)
-        else:
-            del _CLOCKS[self.loop]  # idle: a loop that ends leaves nothing behind
-
-
-_CLOCKS: dict[asyncio.AbstractEventLoop, _SendClock] = {}
+        if self._sweep is not None:
+            self._sweep.discard(self.check_send)

@@ -9,6 +9,7 @@ runs. nginx and Node.js refuse heads of 8 to 32 KiB; LLM SDKs send about 1 KiB.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .client_watch import ABORT_SCOPE_KEY, ON_DISCONNECT_SCOPE_KEY
+from .sweep import Sweep
 
 ON_SHUTDOWN_SCOPE_KEY = "suture.on_shutdown"
 
@@ -47,12 +49,57 @@ class SutureHttpProtocol(HttpToolsProtocol):
     """What to call when the server shuts down: answers that never end by themselves (the page's
     event stream), which would otherwise hold the shutdown for its whole grace period."""
 
+    _reading_since: float | None = None
+    """The loop's time of the last bytes of a request not all in yet; None when none is awaited."""
+    _read_timeout: float | None = None
+    _sweep: Sweep | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        # A connection that sends nothing, or trickles its request, is held until the client is
+        # done: uvicorn times out only idle keep-alive connections. Its time is the app's setting.
+        timeout = _read_timeout_of(self.app)
+        if timeout is not None:
+            self._read_timeout = timeout
+            self._reading_since = self.loop.time()
+            self._sweep = Sweep.of(self.loop, timeout)
+            self._sweep.add(self._check_read)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._read_timeout is not None:
+            self._reading_since = self.loop.time()
+
+    def _check_read(self, now: float) -> None:
+        since = self._reading_since
+        if since is None or self._read_timeout is None:
+            return
+        if self.flow.read_paused:
+            # Suture stopped reading (a body ahead of the app, a pipelined request): not the client's wait.
+            self._reading_since = now
+            return
+        if now - since < self._read_timeout:
+            return
+        self._reading_since = None
+        if self.transport.is_closing():
+            return
+        what = f"no bytes of the request for {self._read_timeout:g} s (timeouts.client_read)"
+        if self._head_open:
+            self._too_many = what
+            self._refuse(408, "Request Timeout", "request_timeout")
+        else:
+            # The app is reading the body: it sees the client leave, as if it had.
+            self.transport.close()
+            _log.warning("request refused", extra={"fields": {"status": 408, "reason": what, **self._peer()}})
+
     def shutdown(self) -> None:
         super().shutdown()
         for callback in list(self._on_shutdown or ()):
             callback()
 
     def data_received(self, data: bytes) -> None:
+        if self._reading_since is not None:
+            self._reading_since = self.loop.time()
         if self._head_open:
             self._arrived += len(data)
         # on_headers_complete's refusal reaches uvicorn as a parser error: it calls send_400_response.
@@ -69,6 +116,9 @@ class SutureHttpProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        if self._sweep is not None:
+            self._sweep.discard(self._check_read)
+            self._sweep = None
         for callback in list(self._on_lost or ()):
             callback()
 
@@ -99,6 +149,7 @@ class SutureHttpProtocol(HttpToolsProtocol):
         super().on_message_complete()
         self._head_open = True
         self._arrived = 0
+        self._reading_since = None
         # uvicorn pauses reading while more than 64 KiB of body waits for the app, and resumes
         # only when the app asks for more. A large body's last piece leaves it paused, and the
         # app asks for nothing more once the body is whole: a client that left would then go
@@ -106,16 +157,33 @@ class SutureHttpProtocol(HttpToolsProtocol):
         # complete nothing more can pile up, so reading resumes and its end is seen.
         self.flow.resume_reading()
 
-    def _refuse(self) -> None:
+    def _refuse(self, status: int = 431, reason: str = "Request Header Fields Too Large", kind: str = "") -> None:
         if self.transport.is_closing():
             return
         what = self._too_many
         message = f"Suture refused the request: {what}"
-        body = orjson.dumps({"error": {"message": message, "type": "request_header_fields_too_large"}})
+        body = orjson.dumps({"error": {"message": message, "type": kind or "request_header_fields_too_large"}})
         self.transport.write(
-            b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\n"
-            b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            f"HTTP/1.1 {status} {reason}\r\n".encode()
+            + b"content-type: application/json\r\nconnection: close\r\ncontent-length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
         )
         self.transport.close()
-        client = f"{self.client[0]}:{self.client[1]}" if self.client else None
-        _log.warning("request refused", extra={"fields": {"status": 431, "reason": what, "client": client}})
+        _log.warning("request refused", extra={"fields": {"status": status, "reason": what, **self._peer()}})
+
+    def _peer(self) -> dict[str, str | None]:
+        return {"client": f"{self.client[0]}:{self.client[1]}" if self.client else None}
+
+
+def _read_timeout_of(app: object) -> float | None:
+    """The ``timeouts.client_read`` of the Suture app under ``app`` (uvicorn may wrap it), if any."""
+    for _ in range(4):
+        timeout = getattr(app, "client_read_timeout", None)
+        if isinstance(timeout, float | int):
+            return float(timeout)
+        app = getattr(app, "app", None)
+        if app is None:
+            break
+    return None

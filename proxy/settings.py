@@ -257,6 +257,13 @@ class TimeoutSettings(_Section):
         description="Longest wait for a client to take the next bytes of an answer; then both connections are "
         "closed (a client that stops reading would otherwise hold its upstream connection for ever).",
     )
+    client_read: float = Field(
+        default=60.0,
+        gt=0,
+        description="Longest wait for the next bytes of a request whose head or body is not all in (a new "
+        "connection's first request included); then Suture answers 408 and closes the connection (connections "
+        "that send nothing, or trickle, would otherwise be held for ever).",
+    )
 
 
 class PolicySettings(_Section):

@@ -487,3 +487,96 @@ def test_a_client_leaving_while_its_large_transcript_is_repaired_is_let_go_at_on
         assert finished.wait(5)
         time.sleep(0.2)
     assert faulty.seen == []
+
+
+# Clients that send nothing, or trickle: uvicorn times out only idle keep-alive connections.
+
+
+def _connect(base: str) -> socket.socket:
+    host, port = base.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=5)
+    return sock
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    data = b""
+    with contextlib.suppress(OSError):
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def test_a_connection_that_sends_nothing_is_answered_408_and_closed(logs: LogLines) -> None:
+    with suture(openai={"upstream": "http://127.0.0.1:9/v1"}, timeouts={"client_read": 0.5}) as base:
+        sock = _connect(base)
+        opened = time.monotonic()
+        answer = _read_all(sock)
+        waited = time.monotonic() - opened
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 408 Request Timeout\r\n"), answer[:200]
+    assert b"timeouts.client_read" in answer
+    assert 0.5 <= waited < 2.5
+    assert logs.records("suture.access", "request refused", status=408)
+
+
+def test_a_trickled_head_is_served_while_bytes_come_and_refused_once_they_stop(faulty: FaultyUpstream) -> None:
+    head = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: " + b"a" * 12
+    with suture(openai={"upstream": faulty.url + "/v1"}, timeouts={"client_read": 0.5}) as base:
+        sock = _connect(base)
+        for byte in head:  # a byte every 0.1 s for 1.2 s: each one is progress
+            sock.sendall(bytes([byte]))
+            time.sleep(0.05)
+        sock.sendall(b"\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200 "), first[:200]
+        # Then half a head, and nothing more: refused.
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        answer = _read_all(sock)
+        sock.close()
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+
+
+def test_a_body_that_stops_coming_closes_the_connection_and_nothing_goes_upstream(
+    faulty: FaultyUpstream, logs: LogLines
+) -> None:
+    body = json.dumps(CHAT).encode()
+    with suture(openai={"upstream": faulty.url + "/v1"}, timeouts={"client_read": 0.5}) as base:
+        sock = _connect(base)
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:10]
+        )
+        opened = time.monotonic()
+        answer = _read_all(sock)
+        waited = time.monotonic() - opened
+        sock.close()
+        [line] = wait_for(lambda: logs.records("suture.access", "request", path="/v1/chat/completions"))
+    assert answer == b""  # the app was reading the body: the client is let go as if it had left
+    assert 0.5 <= waited < 2.5
+    assert line["outcome"] == "client_disconnected"
+    assert logs.records("suture.access", "request refused", status=408)
+    assert faulty.seen == []
+
+
+def test_a_slow_upstream_is_not_the_client_s_slowness(logs: LogLines) -> None:
+    hanging_for = 1.2  # longer than client_read: the client waits on Suture, not the reverse
+    body = b'{"choices": []}'
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            await asyncio.sleep(hanging_for)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n" + body)
+            await writer.drain()
+
+    with (
+        running_asyncio_server(handle) as up,
+        suture(openai={"upstream": up + "/v1"}, timeouts={"client_read": 0.5}) as base,
+        httpx.Client(base_url=base, timeout=10) as client,
+    ):
+        for _ in range(2):  # and the kept-alive connection serves the next request too
+            response = client.post("/v1/chat/completions", json=CHAT)
+            assert response.status_code == 200, response.text
+    assert not logs.records("suture.access", "request refused")
