@@ -65,11 +65,6 @@ class SutureHttpProtocol(HttpToolsProtocol):
             self._sweep = Sweep.of(self.loop, timeout)
             self._sweep.add(self._check_read)
 
-    def on_message_begin(self) -> None:
-        super().on_message_begin()
-        if self._read_timeout is not None:
-            self._reading_since = self.loop.time()
-
     def _check_read(self, now: float) -> None:
         since = self._reading_since
         if since is None or self._read_timeout is None:
@@ -98,7 +93,8 @@ class SutureHttpProtocol(HttpToolsProtocol):
             callback()
 
     def data_received(self, data: bytes) -> None:
-        if self._reading_since is not None:
+        # Bytes of a head (a new request's first ones included) or of a body not all in yet.
+        if self._read_timeout is not None and (self._head_open or self._reading_since is not None):
             self._reading_since = self.loop.time()
         if self._head_open:
             self._arrived += len(data)
