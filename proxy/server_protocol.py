@@ -153,12 +153,17 @@ class SutureHttpProtocol(HttpToolsProtocol):
         # complete nothing more can pile up, so reading resumes and its end is seen.
         self.flow.resume_reading()
 
-    def _refuse(self, status: int = 431, reason: str = "Request Header Fields Too Large", kind: str = "") -> None:
+    def _refuse(
+        self,
+        status: int = 431,
+        reason: str = "Request Header Fields Too Large",
+        kind: str = "request_header_fields_too_large",
+    ) -> None:
         if self.transport.is_closing():
             return
         what = self._too_many
         message = f"Suture refused the request: {what}"
-        body = orjson.dumps({"error": {"message": message, "type": kind or "request_header_fields_too_large"}})
+        body = orjson.dumps({"error": {"message": message, "type": kind}})
         self.transport.write(
             f"HTTP/1.1 {status} {reason}\r\n".encode()
             + b"content-type: application/json\r\nconnection: close\r\ncontent-length: "

@@ -1,17 +1,4 @@
-from collections.abc import Iterator
+# The proxy tests' fixtures: no ambient SUTURE_* settings, and Suture's log lines as `logs`.
+from tests._support.proxy_fixtures import _no_ambient_suture_env, logs
 
-import pytest
-
-from tests._support.proxy_e2e import LogLines, captured_logs, clear_suture_env
-
-
-@pytest.fixture(autouse=True)
-def _no_ambient_suture_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    clear_suture_env(monkeypatch)
-
-
-@pytest.fixture
-def logs() -> Iterator[LogLines]:
-    """Every record of the ``suture.*`` loggers, rendered by Suture's JSON formatter."""
-    with captured_logs() as handler:
-        yield handler
+__all__ = ["_no_ambient_suture_env", "logs"]
