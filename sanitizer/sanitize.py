@@ -13,6 +13,7 @@ from .dialects.gemini import unsigned_calls
 from .providers import ACCEPTED, TABLE, accepts, binding
 from .rules import RULES, Context
 from .rules.an009_unsupported_prefill import refuses_prefill
+from .validation._bedrock import wants_tool_use_alone
 from .validation._gemini import signature_required
 from .validation._openai_chat import openrouter_upstream
 
@@ -43,7 +44,7 @@ def sanitize(
     the model where the body does not (a native Gemini body: the URL names it); otherwise the
     body's own ``model`` is used. Some repairs are for some models only (Gemini 3's thought
     signatures; the final assistant message a model without prefill refuses, which Bedrock and
-    Vertex also name in the URL).
+    Vertex also name in the URL; text next to a toolUse, which Bedrock's Llama models refuse).
     """
     dialect = DIALECTS.get(api)
     if dialect is None:
@@ -58,13 +59,17 @@ def sanitize(
         provider = openrouter_upstream(body.get("model")) or provider
     rules = _RULES[(api, provider)]
     policy = policy or _DEFAULT_POLICY
-    if model is None and isinstance(body.get("model"), str):
-        model = body["model"]
+    if model is None:
+        # A Converse body names no model (the URL does), but boto3's keyword arguments, captured
+        # as a payload, carry it as modelId.
+        named = body.get("modelId" if api == "bedrock-converse" else "model")
+        model = named if isinstance(named, str) else None
     if (
         len(rules) == len(_RULES[(api, None)])
         and dialect.looks_clean(body)
         and (api != "gemini" or not _wants_signatures(body, policy, model))
         and (api != "anthropic-messages" or not _refused_prefill(body, policy, model))
+        and (api != "bedrock-converse" or not wants_tool_use_alone(model))
     ):
         return SanitizeResult(body)
     transcript = dialect.parse(body)

@@ -131,10 +131,12 @@ def _gemini_model(params: Mapping[str, str]) -> str:
     return model
 
 
-def _bedrock_model(params: Mapping[str, str]) -> None:
+def _bedrock_model(params: Mapping[str, str]) -> str:
     model_id = params["model_id"]
     if not _BEDROCK_MODEL.fullmatch(model_id) or ".." in model_id.split("/"):
         raise NotServed("not a Bedrock model id")
+    # Some repairs depend on it (Llama's tool uses, alone in their turn): the body does not name it.
+    return model_id
 
 
 OPENAI = Provider(

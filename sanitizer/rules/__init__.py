@@ -45,6 +45,7 @@ from .an016_final_thinking import FinalThinking
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
+from .br004_tool_use_with_text import ToolUseWithText
 from .gm001_consecutive_model_turns import ConsecutiveModelTurns
 from .gm002_call_turn_without_user_turn import CallTurnWithoutUserTurn
 from .gm003_missing_thought_signature import MissingThoughtSignature
@@ -110,6 +111,7 @@ RULES: tuple[Rule, ...] = (
     ConsecutiveModelTurns(),
     ToolResultsWithText(),
     ConsecutiveSameRole(),
+    ToolUseWithText(),
     ConversationStartsWithAssistant(),
     ChatRoleRuns(),
     CallTurnWithoutUserTurn(),

@@ -33,7 +33,8 @@ def validate(body: object, *, api: str, provider: str | None = None, model: str 
 
     ``model`` is the model the request is for, where the body does not say (a native Gemini body:
     the model is in the URL); a Chat body's own ``model`` is used when it is not given. Some rules
-    hold for some models only (Gemini 3's thought signatures).
+    hold for some models only (Gemini 3's thought signatures; text next to a toolUse, which
+    Bedrock's Llama models refuse: a Converse body's model is in the URL).
 
     Raises ``UnknownAPIError`` / ``UnknownProviderError`` (listing the known names) for an
     unknown ``api`` or a ``provider`` not valid for it, and ``SanitizeError`` for a body that
@@ -48,4 +49,4 @@ def validate(body: object, *, api: str, provider: str | None = None, model: str 
         return validate_responses(body, resolved)
     if api == "gemini":
         return validate_gemini(body, resolved, model)
-    return validate_bedrock(body, resolved)
+    return validate_bedrock(body, resolved, model)

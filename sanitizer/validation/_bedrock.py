@@ -3,22 +3,24 @@
 Check order: B8 (first message not user), B7 (same role twice in a row, at the second), then per
 message in body order B6 (empty content; empty error ``toolResult``) and B5 (blank text), then
 B9 (``toolUseId`` pattern and length), B4 (tool blocks without ``toolConfig``), B3 (tool results
-mixed with conversation blocks), then pairing in body order: B1 (calls of an assistant turn not
-answered in the next user turn; the index printed is the user turn's) and B2 (more results than
-calls in the previous turn).
+mixed with conversation blocks; for the models in TOOL_USE_ALONE_MODELS, tool uses too), then
+pairing in body order: B1 (calls of an assistant turn not answered in the next user turn; the
+index printed is the user turn's) and B2 (more results than calls in the previous turn).
 
 B8's text is from the AWS error catalogue [infer]. B9's text is [infer]: the catalogue gives the
 constraint, not the message, so the standard AWS validation wording is used
 ("1 validation error detected: Value '...' at '...' failed to satisfy constraint: ...") with
 the field path Converse uses (``messages.N.member.content.M.member.toolUse.toolUseId``,
-1-based ``member`` indexes as in AWS's query-style paths). Not checked: the "tool use blocks"
-form of B3 (seen with non-Anthropic models only; the model is named in the URL) and
-"A text block must be included when using documents" (its trigger is not documented).
+1-based ``member`` indexes as in AWS's query-style paths). The "tool use blocks" form of B3 is
+model-dependent (Claude takes text next to its toolUse), so it is checked only for the models
+the table below names, which Converse takes from the URL. Not checked: "A text block must be
+included when using documents" (its trigger is not documented).
 """
 
 from __future__ import annotations
 
 import re
+from fnmatch import translate
 from typing import Any
 
 from ._envelope import violation
@@ -28,6 +30,7 @@ from ._violation import Violation
 B1 = "Expected toolResult blocks at messages.{n}.content for the following Ids: {ids}"
 B2 = "The number of toolResult blocks at messages.{n}.content exceeds the number of toolUse blocks of previous turn."
 B3 = "messages.{n}.content: Conversation blocks and tool result blocks cannot be provided in the same turn."
+B3_TOOL_USE = "messages.{n}.content: Conversation blocks and tool use blocks cannot be provided in the same turn."
 B4 = "The toolConfig field must be defined when using toolUse and toolResult content blocks."
 B5 = (
     "The text field in the ContentBlock object at messages.{n}.content.{m} is blank. "
@@ -53,11 +56,28 @@ _B9_LENGTH_MIN = "Member must have length greater than or equal to 1"
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
 
+# Models that refuse an assistant turn holding text (or any other block) next to its toolUse
+# blocks: Meta's Llama models (quarkiverse/quarkus-langchain4j#1983, us.meta.llama3-2-11b-instruct;
+# the same models refuse text next to toolResult, strands-agents/harness-sdk#1223,
+# llama4-maverick-17b-instruct). Glob patterns matched against the lower-cased model id, whose
+# leading * takes the cross-region prefixes ("us.", "eu.") and ARNs. When another model is seen
+# refusing it, add its pattern here.
+TOOL_USE_ALONE_MODELS: tuple[str, ...] = ("*meta.llama*",)
+_TOOL_USE_ALONE = re.compile("|".join(translate(pattern) for pattern in TOOL_USE_ALONE_MODELS))
 
-def validate_bedrock(body: object, provider: str = "bedrock") -> list[Violation]:
-    """Bedrock's rules for a Converse body."""
+
+def wants_tool_use_alone(model: str | None) -> bool:
+    """Whether ``model`` is one the table above knows to refuse text next to a toolUse."""
+    return model is not None and _TOOL_USE_ALONE.match(model.lower()) is not None
+
+
+def validate_bedrock(body: object, provider: str = "bedrock", model: str | None = None) -> list[Violation]:
+    """Bedrock's rules for a Converse body sent to ``model`` (the URL's model id)."""
     b = body_dict(body)
     messages = _parse(required_list(b, "messages"))
+    if model is None and isinstance(b.get("modelId"), str):
+        # boto3's converse(modelId=..., messages=...) keyword arguments, captured as they were.
+        model = b["modelId"]
     out: list[Violation] = []
 
     def add(rule: str, text: str, index: int | None) -> None:
@@ -93,9 +113,17 @@ def validate_bedrock(body: object, provider: str = "bedrock") -> list[Violation]
     )
     if first_tool is not None and not tool_config:
         add("B4", B4, first_tool)
-    for i, (_, blocks) in enumerate(messages):
+    tool_use_alone = wants_tool_use_alone(model)
+    for i, (role, blocks) in enumerate(messages):
         if any("toolResult" in x for x in blocks) and any("toolResult" not in x for x in blocks):
             add("B3", B3.format(n=i), i)
+        elif (
+            tool_use_alone
+            and role == "assistant"
+            and any("toolUse" in x for x in blocks)
+            and any("toolUse" not in x for x in blocks)
+        ):
+            add("B3", B3_TOOL_USE.format(n=i), i)
 
     previous: list[str] = []
     for i, (role, blocks) in enumerate(messages):

@@ -140,7 +140,7 @@ _CODES = (
         {
             "B1": (br.B1,),
             "B2": (br.B2,),
-            "B3": (br.B3,),
+            "B3": (br.B3, br.B3_TOOL_USE),
             "B4": (br.B4,),
             "B5": (br.B5,),
             "B6": (br.B6, br.B6_ERROR),

@@ -323,6 +323,41 @@ def test_bedrock_seed_400_direct_200_through_suture(repairing: Stack) -> None:
         assert "x-amz-security-token" not in headers
 
 
+def test_bedrock_llama_turn_with_text_next_to_its_call_is_split_through_suture(repairing: Stack) -> None:
+    """Llama on Bedrock refuses text next to a toolUse (Claude takes it): the model is only in the
+    URL, and Suture reads it there."""
+    llama = "us.meta.llama3-2-11b-instruct-v1:0"
+    use = {"toolUse": {"toolUseId": "tooluse_llama_1", "name": "get_weather", "input": {"city": "Paris"}}}
+    messages = [
+        {"role": "user", "content": [{"text": "Weather in Paris?"}]},
+        {"role": "assistant", "content": [{"text": "Let me check."}, use]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_llama_1", "content": [{"text": "18C"}]}}]},
+        {"role": "assistant", "content": [{"text": "It is 18C."}]},
+        {"role": "user", "content": [{"text": CORRECTION}]},
+    ]
+    args: dict[str, Any] = {"modelId": llama, "messages": messages, "toolConfig": BEDROCK_TOOL_CONFIG}
+    with pytest.raises(ClientError) as info:
+        repairing.bedrock(direct=True).converse(**args)
+    assert info.value.response["Error"]["Message"] == (
+        "messages.1.content: Conversation blocks and tool use blocks cannot be provided in the same turn."
+    )
+
+    answer = repairing.bedrock().converse(**args)
+    assert converse_text(answer) == REPLY
+    assert answer["ResponseMetadata"]["HTTPHeaders"]["x-suture-repairs"] == "1"
+    # The same turn is Claude's to take as it is: forwarded untouched.
+    claude = repairing.bedrock().converse(**{**args, "modelId": BEDROCK_MODEL})
+    assert claude["ResponseMetadata"]["HTTPHeaders"]["x-suture-repairs"] == "0"
+
+    _, split, untouched = repairing.requests()
+    sent = split["body"]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
+    assert sent[1]["content"] == [{"text": "Let me check."}]
+    assert sent[2]["content"] == [{"text": "Continue."}]
+    assert sent[3]["content"] == [use]
+    assert untouched["body"]["messages"] == messages
+
+
 def test_bedrock_needs_the_client_key(repairing: Stack) -> None:
     # A client's own valid SigV4 signature is no key to Suture.
     for key in (None, "wrong-key"):
