@@ -278,7 +278,8 @@ class PolicySettings(_Section):
     orphan_tool_result: Literal["fold", "drop"] | None = Field(
         default=None,
         description="A tool result whose call is nowhere in the transcript. fold: keep what the tool returned "
-        "as user text labelled with the tool and call id; drop: remove it (its content stays in the repair record).",
+        "as user text labelled with the tool and call id; drop: remove it (its content stays in the repair record). "
+        "The same for an earlier result of a call answered twice that differs from the last one (kept).",
     )
     trailing_assistant: Literal["keep", "drop", "auto"] | None = Field(
         default=None,

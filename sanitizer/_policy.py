@@ -41,7 +41,9 @@ class Policy:
     orphan_tool_result: what to do with a tool result whose call is nowhere in the transcript
         (history truncation or compaction cut the call away). ``fold`` (default) keeps what the
         tool returned as plain text in the user turn, labelled with the tool's name and the call
-        id; ``drop`` removes the result (its content is kept in the repair record only).
+        id; ``drop`` removes the result (its content is kept in the repair record only). The same
+        goes for an earlier result of a call answered twice that says something else than the
+        last (which is kept).
     synthetic_result_text: the text of a synthetic result. ``{name}`` and ``{id}`` are
         replaced with the tool's name and the call id. Keep it free of timestamps so provider
         prompt caches stay valid.

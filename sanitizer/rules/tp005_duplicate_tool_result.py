@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .._ir import RESULT, Entry, Part, Transcript
+from .._ir import CALL, RESULT, Entry, Part, Transcript
 from ._base import Context, Rule
+from .tp004_orphan_tool_result import _label, _plain, _result_name
 
 
 class DuplicateToolResult(Rule):
@@ -19,13 +20,23 @@ class DuplicateToolResult(Rule):
         with id: toolu_1"
 
     Example:
-        Before: assistant calls ls (call_1) / tool result "Tool was interrupted." /
+        Before: assistant calls ls (call_1) / tool result "file_a file_b" /
                 tool result "file_a file_b"
         After:  assistant calls ls (call_1) / tool result "file_a file_b"
+        Before: assistant calls ls (call_1) / tool result "Tool was interrupted." /
+                tool result "file_a file_b"
+        After (policy orphan_tool_result fold): assistant calls ls (call_1) / tool result
+                "file_a file_b" / user "Result of tool call call_1 returned earlier: Tool was
+                interrupted."
 
     Safety:
-        Keeps the last result (the most recent word on the call) and drops the earlier ones;
-        each dropped result's content is kept in its repair record.
+        Keeps the last result (the most recent word on the call). An earlier one that says the
+        same is dropped. One that says something else is, under the orphan_tool_result policy
+        fold (the default), turned into labelled user text placed after the turn's results
+        (in their message where results share one), so nothing a tool returned is lost;
+        under drop, it is dropped with its content kept in the repair record. Results of an id no call
+        has are orphans, whatever their number, and orphan-tool-result's (which folds them
+        into text by default): this rule leaves them alone, also when a refusal names it alone.
     """
 
     code = "TP005"
@@ -33,20 +44,55 @@ class DuplicateToolResult(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("openai.O4", "anthropic.duplicate-result")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        calls = {p.call_id for _, p in transcript.parts() if p.kind == CALL}
         seen: dict[str | None, list[tuple[Entry, Part]]] = {}
         for entry, part in transcript.parts():
-            if part.kind == RESULT:
+            if part.kind == RESULT and part.call_id in calls:
                 seen.setdefault(part.call_id, []).append((entry, part))
+        fold = ctx.policy.orphan_tool_result == "fold"
         removals = []
+        # The text of each earlier result that said something else, by the entry of the kept one.
+        folded: dict[int, tuple[Entry, list[str]]] = {}
         for call_id, results in seen.items():
+            kept_entry, kept = results[-1]
+            said = ctx.dialect.payload(kept)
             for entry, part in results[:-1]:
+                removals.append((entry, [part]))
+                content = ctx.describe(part)
+                if not fold or ctx.dialect.payload(part) == said:
+                    ctx.report(
+                        self,
+                        "dropped",
+                        entry,
+                        call_id,
+                        f"dropped an earlier duplicate result (the last one is kept); its content was: {content}",
+                    )
+                    continue
                 ctx.report(
                     self,
-                    "dropped",
+                    "folded",
                     entry,
                     call_id,
-                    f"dropped an earlier duplicate result (the last one is kept); its content was: "
-                    f"{ctx.describe(part)}",
+                    f"turned an earlier duplicate result (the last one is kept) into user text; its content was: "
+                    f"{content}",
                 )
-                removals.append((entry, [part]))
+                text = _label(_result_name(part), ctx.dialect.public_id(call_id), _plain(ctx.dialect.payload(part)))
+                folded.setdefault(id(kept_entry), (kept_entry, []))[1].append(text)
         transcript.remove_parts(removals)
+        for kept_entry, texts in folded.values():
+            self._place(transcript, kept_entry, texts, ctx)
+
+    @staticmethod
+    def _place(transcript: Transcript, kept: Entry, texts: list[str], ctx: Context) -> None:
+        # Text never goes before a result of the turn: after the kept result's message where
+        # results share one, else after the run of result messages it stands in.
+        parts = [ctx.dialect.text_entry("user", t) for t in texts]
+        if ctx.dialect.results_share_message:
+            kept.parts = kept.parts + [e.parts[0] for e in parts]
+            kept.dirty = True
+            return
+        entries = transcript.entries
+        at = next(n for n, e in enumerate(entries) if e is kept) + 1
+        while at < len(entries) and entries[at].parts and all(p.kind == RESULT for p in entries[at].parts):
+            at += 1
+        entries[at:at] = parts

@@ -12,8 +12,10 @@ a ``tool_use`` whose ``input`` is the parsed ``arguments``.
 
 Gemini: ``system``/``developer`` messages become ``systemInstruction``; ``assistant`` becomes a
 ``model`` content with text and ``functionCall`` parts; a run of ``tool`` messages becomes one
-user content of ``functionResponse`` parts. Empty string content gets the endpoint's own
-"empty text parameter" error (G5, OpenAI-compatible wording). A tool call's thought signature
+user content of ``functionResponse`` parts. Empty string content, a tool-calling assistant's too,
+gets the endpoint's own "empty text parameter" error (G5, OpenAI-compatible wording); null
+content next to tool calls passes (refused in 2025, langchain-ai/langchain#30803, and taken
+since: odysseus-dev/odysseus#837). A tool call's thought signature
 travels in its ``extra_content.google.thought_signature`` and lands on its ``functionCall`` part
 (G4, for the body's Gemini 3 ``model``).
 """
@@ -80,7 +82,9 @@ def validate_via_gemini(body: object, model: str | None = None) -> list[Violatio
     index_map: list[int] = []
     for i, msg in enumerate(messages):
         content = msg.raw.get("content")
-        if content == "" and not (msg.role == "assistant" and msg.calls):
+        if content == "":
+            # Next to tool calls too: the endpoint makes a text part of it all the same
+            # (FoundationAgents/OpenManus#913; odysseus-dev/odysseus#837, 2026), where null passes.
             out.append(violation(p, "gemini.G5", G5_COMPAT, i))
         if msg.role in _SYSTEM:
             continue

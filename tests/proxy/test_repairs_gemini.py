@@ -43,6 +43,10 @@ G4 = (
     "call `default_api:read_file` , position {k}. Please refer to "
     "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
 )
+G5_COMPAT = (
+    "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try again. "
+    "Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
+)
 G5_VERTEX = (
     "Unable to submit request because it must include at least one parts field, which describes the prompt "
     "input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
@@ -176,6 +180,30 @@ def test_chat_for_gemini_with_only_a_system_prompt_before_the_call(repairing: St
     [sent] = forwarded(repairing)
     assert sent["path"] == "/v1beta/openai/chat/completions"
     assert [m["role"] for m in sent["body"]["messages"]] == ["system", "user", "assistant", "tool", "user"]
+
+
+# --- G5: a tool-calling turn with content "" -------------------------------------------------------
+
+
+def test_chat_for_gemini_call_turn_with_empty_text(repairing: Stack) -> None:
+    body = {
+        "model": GEMINI_2,
+        "messages": [
+            {"role": "user", "content": "Read a.txt"},
+            {"role": "assistant", "content": "", "tool_calls": [chat_call()]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "contents of a.txt"},
+            {"role": "user", "content": "Summarise it."},
+        ],
+        "tools": CHAT_TOOLS,
+    }
+    with repairing.openai(direct=True) as direct:
+        assert chat_rejected(direct, body) == G5_COMPAT
+    with repairing.openai() as client:
+        reply = client.chat.completions.with_raw_response.create(**body)
+        assert reply.headers["x-suture-repairs"] == "1"
+        assert reply.parse().choices[0].message.content == 'Emulated reply. Last user text: "Summarise it."'
+    [sent] = forwarded(repairing)
+    assert sent["body"]["messages"][1] == {"role": "assistant", "content": None, "tool_calls": [chat_call()]}
 
 
 # --- G4: Gemini 3 calls without thought signatures -----------------------------------------------

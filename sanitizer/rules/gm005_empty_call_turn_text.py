@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._ir import CALL, Transcript
+from ._base import Context, Rule
+
+
+class EmptyCallTurnText(Rule):
+    """
+    What it repairs:
+        A tool-calling assistant message with ``content: ""``, bound for Gemini's
+        OpenAI-compatible endpoint: frameworks that build the call turn with an empty string
+        (OpenManus's ``Message.from_tool_calls(content="")``, AutoGen, hand-written loops).
+
+    Why:
+        Gemini's OpenAI-compatible endpoint turns the empty string into an empty text part:
+        "Unable to submit request because it has an empty text parameter. Add a value to the
+        parameter and try again. Learn more:
+        https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
+
+    Example:
+        Before: user "open example.com" / assistant {"content": "", "tool_calls": [browser_use]}
+                / tool result
+        After:  user "open example.com" / assistant {"content": null, "tool_calls": [browser_use]}
+                / tool result
+
+    Safety:
+        An empty string holds no text, and null is what the OpenAI SDKs send for a turn that
+        only calls tools, which the endpoint takes (odysseus-dev/odysseus#837). Only for
+        Gemini's endpoint: OpenAI takes the empty string as it is.
+    """
+
+    code = "GM005"
+    name = "empty-call-turn-text"
+    apis = frozenset({"openai-chat"})
+    providers = frozenset({"gemini"})
+    fixes: ClassVar[tuple[str, ...]] = ("gemini.G5",)
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        for entry in transcript.entries:
+            source = entry.source
+            if (
+                entry.role == "assistant"
+                and entry.origin is not None
+                and source.get("content") == ""
+                and entry.parts
+                and all(p.kind == CALL for p in entry.parts)
+            ):
+                entry.source = {**source, "content": None}
+                entry.dirty = True
+                ctx.report(self, "emptied", entry, None, "replaced the empty text of a tool-calling turn with null")
