@@ -41,7 +41,10 @@ class Gemini(Dialect):
                 return False
             role = content.get("role", "user")
             calls = [(c.get("name"), c.get("id")) for c in map(_call_of, parts) if c is not None]
-            answers = [(a.get("name"), a.get("id")) for a in map(_response_of, parts) if a is not None]
+            responses = [a for a in map(_response_of, parts) if a is not None]
+            if any(type(a.get("response", {})) is not dict for a in responses):
+                return False
+            answers = [(a.get("name"), a.get("id")) for a in responses]
             if waiting is not None:
                 if role == "model" or sorted(map(str, answers)) != sorted(map(str, waiting)):
                     return False

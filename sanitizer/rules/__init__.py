@@ -51,6 +51,7 @@ from .gm002_call_turn_without_user_turn import CallTurnWithoutUserTurn
 from .gm003_missing_thought_signature import MissingThoughtSignature
 from .gm004_trailing_orphan_response import TrailingOrphanResponse
 from .gm005_empty_call_turn_text import EmptyCallTurnText
+from .gm006_function_response_not_object import FunctionResponseNotObject
 from .oa001_empty_tool_calls import EmptyToolCalls
 from .oa002_null_content import NullContent
 from .oa003_tool_result_without_id import ToolResultWithoutId
@@ -89,6 +90,7 @@ RULES: tuple[Rule, ...] = (
     InvalidToolId(),
     ProviderToolId(),
     ToolInputNotObject(),
+    FunctionResponseNotObject(),
     TrailingOrphanResponse(),
     OrphanToolResult(),
     OrphanServerToolResult(),

@@ -19,6 +19,8 @@ class EmptyMessage(Rule):
         Gemini: "* GenerateContentRequest.contents[2].parts: contents.parts must not be empty."
         Bedrock: "The content field in the Message object at messages.2 is empty. Add a
         ContentBlock object to the content field and try again."
+        vLLM, Mistral models (mistral-common): "Invalid assistant message: role='assistant'
+        content=None tool_calls=None prefix=False"
 
     Example:
         Before: user "hi" / assistant [] / user "are you there?"
@@ -31,9 +33,11 @@ class EmptyMessage(Rule):
 
     code = "AN003"
     name = "empty-message"
-    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A5", "bedrock.B6", "gemini.G5")
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A5", "bedrock.B6", "gemini.G5", "mistral.M5")
     apis = frozenset({"anthropic-messages", "gemini", "bedrock-converse"})
-    also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini")})
+    also_for = frozenset(
+        {("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini"), ("openai-chat", "vllm")}
+    )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries

@@ -18,6 +18,7 @@ class NullContent(Rule):
 
     Why:
         OpenAI: "Invalid value for 'content': expected a string, got null."
+        Mistral: "Assistant message must have either content or tool_calls, but not none."
         Groq: "'messages.3' : for 'role:tool' the following must be satisfied
         [('messages.3.content' : value must be a string)]"
 
@@ -40,7 +41,7 @@ class NullContent(Rule):
     code = "OA002"
     name = "null-content"
     apis = frozenset({"openai-chat"})
-    fixes: ClassVar[tuple[str, ...]] = ("openai.O6",)
+    fixes: ClassVar[tuple[str, ...]] = ("openai.O6", "mistral.M5")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         kept = []

@@ -37,6 +37,12 @@ from ._shape import as_dict, as_list, as_str, body_dict
 from ._violation import Violation
 
 G1 = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
+# functionResponse.response is a protobuf Struct: an object (microsoft/vscode-copilot-release#14113,
+# an MCP tool's content list sent as it came). The path is proto's, snake_case whatever the body's.
+RESPONSE_LIST = (
+    "Invalid JSON payload received. Unknown name \"response\" at 'contents[{n}].parts[{m}].function_response': "
+    "Proto field is not repeating, cannot start list."
+)
 G2 = "Please ensure that function response turn comes immediately after a function call turn."
 G3 = (
     "Please ensure that the number of function response parts is equal to the number of function call "
@@ -85,7 +91,19 @@ def signature_required(model: object) -> bool:
 
 def validate_gemini(body: object, provider: str = "gemini", model: str | None = None) -> list[Violation]:
     """Gemini's rules for a native ``generateContent`` body bound for ``model`` (named in the URL)."""
-    return check_contents(contents_of(body), provider, None, model)
+    contents = contents_of(body)
+    # A payload the API cannot read as its proto is refused before any rule about turns.
+    malformed = [
+        violation("gemini", "gemini.response-not-object", RESPONSE_LIST.format(n=i, m=k), i)
+        for i, c in enumerate(contents)
+        for k, part in enumerate(c.get("parts") or ())
+        if isinstance(answer := _answer(part), dict) and isinstance(answer.get("response"), list)
+    ]
+    return malformed or check_contents(contents, provider, None, model)
+
+
+def _answer(part: dict[str, Any]) -> Any:
+    return part.get("functionResponse", part.get("function_response"))
 
 
 def check_contents(

@@ -111,6 +111,10 @@ M1_MISSING = "Tool call id has to be defined."
 M2 = "Not the same number of function calls and responses"
 M3 = "Unexpected role '{role}' after role '{previous}'"
 M4 = "Expected last role User or Tool (or Assistant with prefix True) for serving but got assistant"
+# mistral-common's check of an assistant message with neither (OpenHands/OpenHands#8685); behind
+# vLLM, its newer wording prints the message (vllm-project/vllm#21089, content "" read as None).
+M5 = "Assistant message must have either content or tool_calls, but not none."
+M5_VLLM = "Invalid assistant message: role='assistant' content=None tool_calls=None prefix={prefix}"
 X3 = "invalid params, tool call result does not follow tool call (2013)"
 X3_NOT_FOUND = "invalid params, tool result's tool id({id}) not found (2013)"
 X4 = "thinking is enabled but reasoning_content is missing in assistant tool call message at index {n}"
@@ -450,7 +454,8 @@ def _mistral(messages: list[_Msg], p: str = "mistral") -> list[Violation]:
     envelope; no M4, whose text there is not in the catalogue, and no id pattern, vLLM shortens ids).
 
     In mistral-common's order (``MistralRequestValidator``): the last message (M4), the order of
-    roles (M3), calls against results (M2), then each message's content (M1, a tool message's id).
+    roles (M3), calls against results (M2), then each message's content (M5, an assistant message
+    with neither content nor tool calls; M1, a tool message's id).
     """
     out: list[Violation] = []
 
@@ -495,6 +500,9 @@ def _mistral(messages: list[_Msg], p: str = "mistral") -> list[Violation]:
             continue
         i += 1
     for i, msg in enumerate(messages):
+        if msg.role == "assistant" and not msg.calls and msg.raw.get("content") in (None, "" if p == "vllm" else None):
+            prefix = msg.raw.get("prefix") is True
+            add("mistral.M5", M5 if p == "mistral" else M5_VLLM.format(prefix=prefix), i)
         if msg.role == "tool" and msg.tool_call_id is None:
             add("mistral.M1", M1_MISSING, i)
         if p != "mistral":

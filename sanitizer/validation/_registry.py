@@ -133,6 +133,12 @@ _CODES = (
         _catalogue(4, "G5") + "; Vertex: epam/ai-dial-adapter-vertexai PR#164, genkit-ai/genkit#3690",
     ),
     *_section("gemini", 4, _GEMINI, {"G6": (gm.G6,), "G7": (gm.G7,)}),
+    Code(
+        "gemini.response-not-object",
+        ("gemini", "vertex"),
+        (gm.RESPONSE_LIST,),
+        "microsoft/vscode-copilot-release#14113 (not in the catalogue)",
+    ),
     *_section(
         "bedrock",
         5,
@@ -151,6 +157,12 @@ _CODES = (
     ),
     *_section("mistral", 6, _MISTRAL_COMMON, {"M1": (oc.M1, oc.M1_MISSING), "M2": (oc.M2,), "M3": (oc.M3,)}),
     *_section("mistral", 6, _MISTRAL, {"M4": (oc.M4,)}),
+    Code(
+        "mistral.M5",
+        _MISTRAL_COMMON,
+        (oc.M5, oc.M5_VLLM),
+        "OpenHands/OpenHands#8685; vllm-project/vllm#21089 (not in the catalogue)",
+    ),
     *_section(
         "deepseek",
         7,

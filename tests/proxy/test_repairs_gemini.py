@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from google import genai
@@ -204,6 +205,35 @@ def test_chat_for_gemini_call_turn_with_empty_text(repairing: Stack) -> None:
         assert reply.parse().choices[0].message.content == 'Emulated reply. Last user text: "Summarise it."'
     [sent] = forwarded(repairing)
     assert sent["body"]["messages"][1] == {"role": "assistant", "content": None, "tool_calls": [chat_call()]}
+
+
+# --- a functionResponse whose response is not an object ----------------------------------------
+
+
+def test_native_function_response_that_is_a_list(repairing: Stack) -> None:
+    # google-genai's types refuse a list here; clients that build the JSON themselves (VS Code's
+    # BYOK Gemini, with an MCP tool's content list) send it. So the request is written by hand.
+    contents = [
+        {"role": "user", "parts": [{"text": "Read a.txt"}]},
+        {"role": "model", "parts": [call()]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": [{"text": "hi"}]}}]},
+        {"role": "model", "parts": [{"text": "It says hi."}]},
+        {"role": "user", "parts": [{"text": "Thanks."}]},
+    ]
+    path = f"/v1beta/models/{GEMINI_2}:generateContent"
+    headers = {"x-goog-api-key": GOOGLE_KEY}
+    direct = httpx.post(repairing.emulator + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
+    assert direct.status_code == 400
+    assert direct.json()["error"]["message"] == (
+        "Invalid JSON payload received. Unknown name \"response\" at 'contents[2].parts[0].function_response': "
+        "Proto field is not repeating, cannot start list."
+    )
+    through = httpx.post(repairing.suture + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
+    assert through.status_code == 200, through.text
+    assert through.headers["x-suture-repairs"] == "1"
+    [sent] = forwarded(repairing)
+    [part] = sent["body"]["contents"][2]["parts"]
+    assert part == {"functionResponse": {"name": "read_file", "response": {"output": [{"text": "hi"}]}}}
 
 
 # --- G4: Gemini 3 calls without thought signatures -----------------------------------------------
