@@ -13,7 +13,7 @@ from .dialects.gemini import unsigned_calls
 from .providers import ACCEPTED, TABLE, accepts, binding
 from .rules import RULES, Context
 from .rules.an009_unsupported_prefill import refuses_prefill
-from .validation._bedrock import wants_tool_use_alone
+from .validation._bedrock import captured_model, wants_tool_use_alone
 from .validation._gemini import signature_required
 from .validation._openai_chat import openrouter_upstream
 
@@ -60,9 +60,7 @@ def sanitize(
     rules = _RULES[(api, provider)]
     policy = policy or _DEFAULT_POLICY
     if model is None:
-        # A Converse body names no model (the URL does), but boto3's keyword arguments, captured
-        # as a payload, carry it as modelId.
-        named = body.get("modelId" if api == "bedrock-converse" else "model")
+        named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
     if (
         len(rules) == len(_RULES[(api, None)])

@@ -81,7 +81,7 @@ class OrphanToolResult(Rule):
         doomed = {id(p) for p in orphans}
         texts: list[Entry] = []
         for part in orphans:
-            content = _plain(ctx.dialect.payload(part))
+            content, text = folded_text(part, ctx)
             ctx.report(
                 reporter or self,
                 "folded",
@@ -89,7 +89,6 @@ class OrphanToolResult(Rule):
                 part.call_id,
                 f"turned a result that answers no call into user text; its content was: {content}",
             )
-            text = _label(_result_name(part), ctx.dialect.public_id(part.call_id), content)
             texts.append(ctx.dialect.text_entry("user", text))
         if not ctx.dialect.results_share_message:
             # The result was a message of its own (a tool message, an output item): it becomes a
@@ -107,6 +106,12 @@ class OrphanToolResult(Rule):
         entry.parts = kept[:at] + [t.parts[0] for t in texts] + kept[at:]
         entry.dirty = True
         return entry
+
+
+def folded_text(part: Part, ctx: Context) -> tuple[str, str]:
+    """What a result says, as plain text, and the labelled user text it becomes when folded."""
+    content = _plain(ctx.dialect.payload(part))
+    return content, _label(_result_name(part), ctx.dialect.public_id(part.call_id), content)
 
 
 def _result_name(part: Part) -> str | None:

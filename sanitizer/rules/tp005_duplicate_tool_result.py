@@ -4,7 +4,7 @@ from typing import ClassVar
 
 from .._ir import CALL, RESULT, Entry, Part, Transcript
 from ._base import Context, Rule
-from .tp004_orphan_tool_result import _label, _plain, _result_name
+from .tp004_orphan_tool_result import folded_text
 
 
 class DuplicateToolResult(Rule):
@@ -33,10 +33,10 @@ class DuplicateToolResult(Rule):
         Keeps the last result (the most recent word on the call). An earlier one that says the
         same is dropped. One that says something else is, under the orphan_tool_result policy
         fold (the default), turned into labelled user text placed after the turn's results
-        (in their message where results share one), so nothing a tool returned is lost;
-        under drop, it is dropped with its content kept in the repair record. Results of an id no call
-        has are orphans, whatever their number, and orphan-tool-result's (which folds them
-        into text by default): this rule leaves them alone, also when a refusal names it alone.
+        (in their message where results share one), so nothing a tool returned is lost; under
+        drop, it is dropped with its content kept in the repair record. Results of an id no
+        call has are orphans, whatever their number, and orphan-tool-result's (which folds
+        them into text by default): this rule leaves them alone, also when a refusal names it.
     """
 
     code = "TP005"
@@ -76,7 +76,7 @@ class DuplicateToolResult(Rule):
                     f"turned an earlier duplicate result (the last one is kept) into user text; its content was: "
                     f"{content}",
                 )
-                text = _label(_result_name(part), ctx.dialect.public_id(call_id), _plain(ctx.dialect.payload(part)))
+                _, text = folded_text(part, ctx)
                 folded.setdefault(id(kept_entry), (kept_entry, []))[1].append(text)
         transcript.remove_parts(removals)
         for kept_entry, texts in folded.values():

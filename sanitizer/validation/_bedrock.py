@@ -66,6 +66,13 @@ TOOL_USE_ALONE_MODELS: tuple[str, ...] = ("*meta.llama*",)
 _TOOL_USE_ALONE = re.compile("|".join(translate(pattern) for pattern in TOOL_USE_ALONE_MODELS))
 
 
+def captured_model(body: dict[str, Any]) -> str | None:
+    """The model a Converse body names: none on the wire (the URL does), but boto3's
+    ``converse(modelId=..., messages=...)`` keyword arguments, captured as a payload, carry it."""
+    model = body.get("modelId")
+    return model if isinstance(model, str) else None
+
+
 def wants_tool_use_alone(model: str | None) -> bool:
     """Whether ``model`` is one the table above knows to refuse text next to a toolUse."""
     return model is not None and _TOOL_USE_ALONE.match(model.lower()) is not None
@@ -75,9 +82,7 @@ def validate_bedrock(body: object, provider: str = "bedrock", model: str | None 
     """Bedrock's rules for a Converse body sent to ``model`` (the URL's model id)."""
     b = body_dict(body)
     messages = _parse(required_list(b, "messages"))
-    if model is None and isinstance(b.get("modelId"), str):
-        # boto3's converse(modelId=..., messages=...) keyword arguments, captured as they were.
-        model = b["modelId"]
+    model = model if model is not None else captured_model(b)
     out: list[Violation] = []
 
     def add(rule: str, text: str, index: int | None) -> None:

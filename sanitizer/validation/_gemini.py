@@ -37,12 +37,6 @@ from ._shape import as_dict, as_list, as_str, body_dict
 from ._violation import Violation
 
 G1 = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
-# functionResponse.response is a protobuf Struct: an object (microsoft/vscode-copilot-release#14113,
-# an MCP tool's content list sent as it came). The path is proto's, snake_case whatever the body's.
-RESPONSE_LIST = (
-    "Invalid JSON payload received. Unknown name \"response\" at 'contents[{n}].parts[{m}].function_response': "
-    "Proto field is not repeating, cannot start list."
-)
 G2 = "Please ensure that function response turn comes immediately after a function call turn."
 G3 = (
     "Please ensure that the number of function response parts is equal to the number of function call "
@@ -60,6 +54,12 @@ G4 = (
 G5_VERTEX = (
     "Unable to submit request because it must include at least one parts field, which describes the prompt "
     "input. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
+)
+# functionResponse.response is a protobuf Struct: an object (microsoft/vscode-copilot-release#14113,
+# an MCP tool's content list sent as it came). The path is proto's, snake_case whatever the body's.
+RESPONSE_LIST = (
+    "Invalid JSON payload received. Unknown name \"response\" at 'contents[{n}].parts[{m}].function_response': "
+    "Proto field is not repeating, cannot start list."
 )
 # Gemini 3 and later enforce thought signatures on function calls; the image models do not.
 _MODEL_GENERATION = re.compile(r"(?:^|/)gemini-(\d+)(?:\.\d+)?(?:-|$)")

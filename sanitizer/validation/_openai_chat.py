@@ -465,6 +465,8 @@ def _mistral(messages: list[_Msg], p: str = "mistral") -> list[Violation]:
         else:
             out.append(violation(p, rule, text, i))
 
+    # vLLM reads an empty string as no content; Mistral's API takes it.
+    no_content: tuple[str | None, ...] = (None, "") if p == "vllm" else (None,)
     n = len(messages)
     if p == "mistral" and messages and messages[-1].role == "assistant" and messages[-1].raw.get("prefix") is not True:
         add("mistral.M4", M4, n - 1)
@@ -500,9 +502,8 @@ def _mistral(messages: list[_Msg], p: str = "mistral") -> list[Violation]:
             continue
         i += 1
     for i, msg in enumerate(messages):
-        if msg.role == "assistant" and not msg.calls and msg.raw.get("content") in (None, "" if p == "vllm" else None):
-            prefix = msg.raw.get("prefix") is True
-            add("mistral.M5", M5 if p == "mistral" else M5_VLLM.format(prefix=prefix), i)
+        if msg.role == "assistant" and not msg.calls and msg.raw.get("content") in no_content:
+            add("mistral.M5", M5 if p == "mistral" else M5_VLLM.format(prefix=msg.raw.get("prefix") is True), i)
         if msg.role == "tool" and msg.tool_call_id is None:
             add("mistral.M1", M1_MISSING, i)
         if p != "mistral":
