@@ -6,9 +6,11 @@ and error texts judge the body), ``suture check``, strict mode and the route tab
 
 - ``profile``: the validator's name for how the provider checks a body of this format. A gateway
   (LiteLLM) that translates a Chat body for Anthropic or Gemini is checked as those providers'
-  OpenAI-compatible endpoints would check it; one bound for Bedrock, or an Anthropic body bound
-  for OpenAI or Mistral, by its own format's rules (the validator has no view of the translated
-  body). An Anthropic body bound for DeepSeek is checked as DeepSeek's own Anthropic-compatible
+  OpenAI-compatible endpoints would check it, and one bound for Bedrock by Bedrock's rules on the
+  Converse body the gateway makes of it.
+  An Anthropic body bound for OpenAI or Mistral is checked by that provider's Chat rules on the
+  body LiteLLM's adapter makes of it: what Suture's litellm route sends, and the gateways built
+  on LiteLLM. An Anthropic body bound for DeepSeek is checked as DeepSeek's own Anthropic-compatible
   endpoint (``api.deepseek.com/anthropic``) checks it, which takes it untranslated.
 - ``rules``: the provider name the repair rules see (``Rule.applies_to``).
 - ``aliases``: other names for the same binding (``anthropic-openai-compat``, the validator's name
@@ -64,12 +66,12 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
                 "vllm",
             ),
             Binding("openai-chat", "anthropic", "anthropic-openai-compat", "anthropic", ("anthropic-openai-compat",)),
-            Binding("openai-chat", "bedrock", "openai", "bedrock"),
+            Binding("openai-chat", "bedrock", "bedrock", "bedrock"),
             Binding("openai-chat", "gemini", "gemini-openai-compat", "gemini", ("gemini-openai-compat",)),
         ),
         "anthropic-messages": (
             *_own("anthropic-messages", "anthropic", "bedrock", "vertex"),
-            *(Binding("anthropic-messages", p, "anthropic", p) for p in ("openai", "mistral")),
+            *_own("anthropic-messages", "openai", "mistral"),
             Binding(
                 "anthropic-messages",
                 "deepseek",

@@ -9,8 +9,9 @@ just before orphans are dropped; turns are added around call turns (and calls si
 same-role runs are merged. Once empty messages are gone, a final assistant message a model
 cannot take is dropped, which can make the turn before it the last tool round; then thinking is
 put first in every assistant turn (after all the moves that can split a turn from its
-thinking), a final message the API refuses for its thinking is settled, and only then is the
-final assistant text trimmed. A conversation that all this left with no message gets its
+thinking), a final message the API refuses for its thinking is settled (and a turn of thinking
+alone, which a Chat provider behind LiteLLM would get as null content, removed), and only then is
+the final assistant text trimmed. A conversation that all this left with no message gets its
 placeholder at the very end.
 
 Chat bodies get their null content and id-less tool messages settled first, so every later rule
@@ -42,6 +43,7 @@ from .an013_duplicate_tool_definition import DuplicateToolDefinition
 from .an014_system_role_message import SystemRoleMessage
 from .an015_orphan_server_tool_result import OrphanServerToolResult
 from .an016_final_thinking import FinalThinking
+from .an017_thinking_only_turn import ThinkingOnlyTurn
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -108,6 +110,7 @@ RULES: tuple[Rule, ...] = (
     UnsupportedPrefill(),
     ThinkingNotFirst(),
     FinalThinking(),
+    ThinkingOnlyTurn(),
     PrefillTrailingWhitespace(),
     ToolsNotDefined(),
     DuplicateToolDefinition(),
@@ -137,10 +140,20 @@ def reference() -> str:
     """The rule reference in Markdown, generated from the rules' own docstrings (``suture rules``)."""
     sections = []
     for rule in RULES:
-        formats = ", ".join(sorted(rule.apis)) if rule.apis else "all formats"
-        heading = f"### {rule.code} {rule.name}\n\n_Applies to: {formats}._"
+        heading = f"### {rule.code} {rule.name}\n\n_Applies to: {_applies_to(rule)}._"
         sections.append(f"{heading}\n\n```\n{rule.documentation()}\n```\n")
     return "\n".join(sections)
+
+
+def _applies_to(rule: Rule) -> str:
+    scopes = []
+    if rule.apis is None:
+        scopes.append("all formats")
+    elif rule.apis:
+        bound = f" bound for {', '.join(sorted(rule.providers))}" if rule.providers is not None else ""
+        scopes.append(", ".join(sorted(rule.apis)) + bound)
+    scopes += [f"{api} bound for {provider}" for api, provider in sorted(rule.also_for)]
+    return "; ".join(scopes)
 
 
 def violations_reference() -> str:

@@ -46,12 +46,15 @@ class UnsupportedPrefill(Rule):
         assistant prefill: an interrupted answer stored as the last turn, a context-pruning
         plugin or a subagent that leaves the history ending on the assistant, a client that
         prefills the answer. Policy ``trailing_assistant``: ``auto`` (default) for the models
-        in the NO_PREFILL_MODELS table (Claude Opus 4.6 to 4.8, Sonnet 4.6, Sonnet 5, Fable 5),
-        ``drop`` for every model, ``keep`` never.
+        in the NO_PREFILL_MODELS table (Claude Opus 4.6 to 4.8, Sonnet 4.6, Sonnet 5, Fable 5)
+        and, for a body bound for Mistral (through LiteLLM's adapter, which has no way to send
+        Mistral's ``prefix: true``), every model; ``drop`` for every model, ``keep`` never.
 
     Why:
         Anthropic: "This model does not support assistant message prefill. The conversation
         must end with a user message."
+        Mistral: "Expected last role User or Tool (or Assistant with prefix True) for serving
+        but got assistant"
 
     Example:
         Before (model claude-sonnet-4-6): user "Summarise the file" / assistant "The file"
@@ -61,30 +64,44 @@ class UnsupportedPrefill(Rule):
         The removed message's content is kept, verbatim, in the repair record. Consecutive
         assistant messages at the end are one turn to the API and go together. A final turn
         that calls tools (left for the client by trailing_tool_call ``leave``) or waits on a
-        server tool (``pause_turn``) is left alone. A final turn that holds thinking blocks is
-        never dropped (thinking is never removed), nor is one that is the whole conversation:
-        a user message "Continue." is added after it instead.
+        server tool (``pause_turn``; not when bound for Mistral, which has none) is left
+        alone. A final turn that holds thinking blocks is never dropped (thinking is never
+        removed), nor is one that is the whole conversation: a user message "Continue." is
+        added after it instead, as it is under ``auto`` for a body bound for Mistral (the
+        message may be a prompt its author wrote).
     """
 
     code = "AN009"
     name = "unsupported-prefill"
     apis = frozenset({"anthropic-messages"})
-    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A17",)
+    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A17", "mistral.M4")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         mode = ctx.policy.trailing_assistant
-        if mode == "keep" or (mode == "auto" and not refuses_prefill(ctx.model)):
+        if mode == "keep" or (mode == "auto" and not (refuses_prefill(ctx.model) or ctx.provider == "mistral")):
             return
         entries = transcript.entries
         start = len(entries)
         while start and entries[start - 1].role == "assistant":
             start -= 1
         run = entries[start:]
-        if not run or any(p.kind in _IN_FLIGHT for e in run for p in e.parts):
+        # Mistral has no server tools: a turn paused on one cannot go on there.
+        in_flight = (CALL,) if ctx.provider == "mistral" else _IN_FLIGHT
+        if not run or any(p.kind in in_flight for e in run for p in e.parts):
             return
-        why = "the model does not take assistant prefill" if mode == "auto" else "policy trailing_assistant is drop"
+        # Mistral takes a final assistant message in prefix mode only, which LiteLLM's adapter
+        # cannot ask for; as for a Chat body bound there (FinalAssistantMessage), auto keeps what
+        # may be a prompt its author wrote and asks the model to go on.
+        prefix_only = mode == "auto" and ctx.provider == "mistral" and not refuses_prefill(ctx.model)
+        why = "policy trailing_assistant is drop"
+        if mode == "auto":
+            why = (
+                "Mistral takes it only in prefix mode, which LiteLLM's adapter cannot ask for"
+                if prefix_only
+                else "the model does not take assistant prefill"
+            )
         kept = [e for e in run if e.parts]
-        if kept and (start == 0 or any(e.has(THINKING) for e in kept)):
+        if kept and (prefix_only or start == 0 or any(e.has(THINKING) for e in kept)):
             for entry in run:
                 if not entry.parts:
                     # Only a final assistant message may be empty, and this one no longer is final.
@@ -101,7 +118,7 @@ class UnsupportedPrefill(Rule):
                 kept[-1],
                 None,
                 f"added a user message {CONTINUE_TEXT!r} after the final "
-                f"assistant message, which is kept because it {_kept_because(kept)} ({why})",
+                f"assistant message, which is kept {_kept_because(kept, prefix_only)} ({why})",
             )
             transcript.entries = [*entries[:start], *kept, ctx.dialect.text_entry("user", CONTINUE_TEXT)]
             return
@@ -120,5 +137,7 @@ class UnsupportedPrefill(Rule):
 _IN_FLIGHT = frozenset((CALL, SERVER_CALL, SERVER_RESULT))
 
 
-def _kept_because(run: list[Entry]) -> str:
-    return "holds thinking blocks" if any(e.has(THINKING) for e in run) else "is the whole conversation"
+def _kept_because(run: list[Entry], prefix_only: bool) -> str:
+    if any(e.has(THINKING) for e in run):
+        return "because it holds thinking blocks"
+    return "as a prompt its author may have written" if prefix_only else "because it is the whole conversation"

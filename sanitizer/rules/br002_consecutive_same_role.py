@@ -28,9 +28,11 @@ class ConsecutiveSameRole(Rule):
     Safety:
         Merges the two messages' blocks in order. A results turn is never merged with the
         user's text (Converse rejects that too): a short assistant message (the policy's
-        bridge_text) goes between them instead. When the later message opens with thinking
-        (reasoning) blocks and the earlier does not, they go first in the merged message, as
-        Claude requires of any message that holds thinking; no thinking block is edited.
+        bridge_text) goes between them instead. Two results turns are merged: they answer the
+        same calls, and a bridge between them would part the later results from their calls.
+        When the later message opens with thinking (reasoning) blocks and the earlier does not,
+        they go first in the merged message, as Claude requires of any message that holds
+        thinking; no thinking block is edited.
     """
 
     code = "BR002"
@@ -53,7 +55,7 @@ class ConsecutiveSameRole(Rule):
                 merged.append(entry)
                 holds_results, grown = has_results, False
                 continue
-            if entry.role == "user" and (holds_results or has_results):
+            if entry.role == "user" and holds_results != has_results:
                 ctx.report(
                     self,
                     "bridged",

@@ -12,7 +12,8 @@ class ConversationStartsWithAssistant(Rule):
     What it repairs:
         A Converse conversation whose first message is the assistant's: a history cut to its
         last turns by a client that trims old messages, or one whose opening user turn a
-        framework moved into the system prompt.
+        framework moved into the system prompt. The same in a Chat body a gateway converts
+        for Bedrock, once its system messages are set aside.
 
     Why:
         Bedrock: "A conversation must start with a user message. Try again with a conversation
@@ -30,12 +31,18 @@ class ConversationStartsWithAssistant(Rule):
     code = "BR003"
     name = "conversation-starts-with-assistant"
     apis = frozenset({"bedrock-converse"})
+    also_for = frozenset({("openai-chat", "bedrock")})
     fixes: ClassVar[tuple[str, ...]] = ("bedrock.B8",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries
-        if entries and entries[0].role == "assistant":
+        # A Chat body's system messages become Converse's system field: the turn after them is first.
+        first = next((i for i, e in enumerate(entries) if e.role not in _SYSTEM), None)
+        if first is not None and entries[first].role == "assistant":
             ctx.report(
-                self, "inserted", entries[0], None, "put a short user message before the first assistant message"
+                self, "inserted", entries[first], None, "put a short user message before the first assistant message"
             )
-            transcript.entries = [ctx.dialect.text_entry("user", LEAD_IN_TEXT), *entries]
+            transcript.entries = [*entries[:first], ctx.dialect.text_entry("user", LEAD_IN_TEXT), *entries[first:]]
+
+
+_SYSTEM = frozenset(("system", "developer"))

@@ -7,6 +7,7 @@ provider would answer. Each API's module documents its check order and the catal
 
 - ``anthropic-messages`` (``_anthropic``): providers ``anthropic``, ``vertex`` (same body) and
   ``bedrock`` (InvokeModel: ``{"message": ...}`` with ``x-amzn-ErrorType: ValidationException``);
+  ``openai`` and ``mistral`` judge the Chat body LiteLLM's adapter makes of it (``_convert``);
 - ``openai-chat`` (``_openai_chat``, ``_convert``): OpenAI, Azure and the compatible providers;
 - ``openai-responses`` (``_responses``), ``bedrock-converse`` (``_bedrock``);
 - ``gemini`` (``_gemini``): providers ``gemini`` and ``vertex``.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from ._anthropic import validate_anthropic
 from ._bedrock import validate_bedrock
+from ._convert import CHAT_VIA_LITELLM, validate_via_litellm
 from ._envelope import PROVIDERS, error_envelope, resolve
 from ._gemini import validate_gemini
 from ._openai_chat import validate_openai_chat
@@ -42,6 +44,9 @@ def validate(body: object, *, api: str, provider: str | None = None, model: str 
     """
     resolved = resolve(api, provider)
     if api == "anthropic-messages":
+        if resolved in CHAT_VIA_LITELLM:
+            # Bound for a Chat provider: what reaches it is LiteLLM's conversion of the body.
+            return validate_via_litellm(body, resolved, model)
         return validate_anthropic(body, resolved)
     if api == "openai-chat":
         return validate_openai_chat(body, resolved, model)

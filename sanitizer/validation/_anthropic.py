@@ -148,7 +148,7 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     if not messages:
         out.add("A20", A20, None)
         return out.items
-    parsed = _parse(messages)
+    parsed = parse_messages(messages)
     last = len(parsed) - 1
 
     _schema(parsed, out)
@@ -180,7 +180,8 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     return out.items
 
 
-def _parse(messages: list[Any]) -> list[tuple[str, str | list[dict[str, Any]]]]:
+def parse_messages(messages: list[Any]) -> list[tuple[str, str | list[dict[str, Any]]]]:
+    """Each message's role and content (a string or its blocks), shape-checked."""
     parsed: list[tuple[str, str | list[dict[str, Any]]]] = []
     for i, raw in enumerate(messages):
         m = as_dict(raw, f"messages[{i}]")

@@ -1,4 +1,9 @@
-"""Anthropic's and Gemini's OpenAI-compatible endpoints: convert the body as they do, then check.
+"""Bodies that reach a provider in another format: convert them as the converter does, then check.
+
+Anthropic's and Gemini's OpenAI-compatible endpoints convert a Chat body; LiteLLM's Anthropic
+adapter (Suture's own litellm route, and the gateways built on LiteLLM) converts an Anthropic
+body to Chat for OpenAI and Mistral, and LiteLLM (as other gateways, Portkey's among them) a
+Chat body to Converse for Bedrock.
 
 The conversion keeps what the rules look at (roles, text, tool calls and results, ``tools``,
 ``model``) and remembers, for every converted message, the index of the OpenAI message it came
@@ -18,17 +23,38 @@ content next to tool calls passes (refused in 2025, langchain-ai/langchain#30803
 since: odysseus-dev/odysseus#837). A tool call's thought signature
 travels in its ``extra_content.google.thought_signature`` and lands on its ``functionCall`` part
 (G4, for the body's Gemini 3 ``model``).
+
+LiteLLM (``translate_anthropic_messages_to_openai``, litellm 1.110): the ``system`` parameter
+becomes the first message; a user message's ``tool_result`` blocks become ``tool`` messages,
+put before a user message holding its other blocks (mistralai/mistral-common#169: Mistral then
+answers "Unexpected role 'user' after role 'tool'"); an empty user message is left out; an
+assistant message's text blocks are joined into its ``content`` (a string content is kept as it
+is, empty or not), its ``tool_use`` blocks become ``tool_calls``, its thinking becomes
+``reasoning_content``, and one with none of these is left out.
+
+Chat to Converse (LiteLLM's ``_bedrock_converse_messages_pt``): ``system``/``developer`` messages
+become the ``system`` field; a run of user messages becomes one user turn, and so does a run of
+``tool`` messages (each a ``toolResult``), merged into the user turn before it if there is one (the
+gateway's own warning: "Potential consecutive user/tool blocks. Trying to merge."); a run of
+assistant messages becomes one assistant turn, blank text left out, each tool call a ``toolUse``; a run's results, or a
+turn's calls, that repeat an id are left out after the first.
+``tools`` become ``toolConfig``; without them, tool blocks get Bedrock's B4 (opencode#10259,
+through Portkey; LiteLLM itself refuses such a body before sending it, unless told to add a
+dummy tool).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from ._anthropic import validate_anthropic
+from ._anthropic import parse_messages, validate_anthropic
+from ._bedrock import validate_bedrock
 from ._envelope import violation
 from ._gemini import check_contents
-from ._openai_chat import parse
+from ._openai_chat import parse, validate_openai_chat
+from ._shape import body_dict, required_list
 from ._violation import Violation
 
 G5_COMPAT = (
@@ -36,6 +62,8 @@ G5_COMPAT = (
     "again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
 )
 _SYSTEM = ("system", "developer")
+# The providers an Anthropic body reaches as LiteLLM's adapter converts it to Chat.
+CHAT_VIA_LITELLM = ("openai", "mistral")
 
 
 def validate_via_anthropic(body: object) -> list[Violation]:
@@ -115,6 +143,152 @@ def validate_via_gemini(body: object, model: str | None = None) -> list[Violatio
         # An empty text parameter is refused before the turn structure is looked at.
         return out + [v for v in check_contents(contents, p, index_map, model) if v.rule != "gemini.G5"]
     return check_contents(contents, p, index_map, model)
+
+
+def validate_via_litellm(body: object, provider: str, model: str | None = None) -> list[Violation]:
+    """An Anthropic body as LiteLLM's adapter sends it to ``provider``'s Chat endpoint, checked by
+    that provider's rules; each violation's ``message_index`` points into the Anthropic body."""
+    b = body_dict(body)
+    converted, index_map = litellm_chat_view(b)
+    found = validate_openai_chat({"model": b.get("model"), "messages": converted}, provider, model)
+    return [v if v.message_index is None else replace(v, message_index=index_map[v.message_index]) for v in found]
+
+
+def litellm_chat_view(body: object) -> tuple[list[dict[str, Any]], list[int | None]]:
+    """The Chat messages LiteLLM's adapter makes of an Anthropic body (what the rules look at), and
+    for each the index of the Anthropic message it came from (None: the ``system`` parameter)."""
+    b = body_dict(body)
+    parsed = parse_messages(required_list(b, "messages"))
+    converted: list[dict[str, Any]] = []
+    index_map: list[int | None] = []
+    system = b.get("system")
+    if system:
+        converted.append({"role": "system", "content": _text_of(system)})
+        index_map.append(None)
+    for i, (role, content) in enumerate(parsed):
+        for message in _litellm_messages(role, content):
+            converted.append(message)
+            index_map.append(i)
+    return converted, index_map
+
+
+def _litellm_messages(role: str, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if role == "system":
+        return [{"role": "system", "content": _text_of(content)}]
+    if role == "user":
+        if isinstance(content, str):
+            return [{"role": "user", "content": content}] if content else []
+        tools = [
+            {"role": "tool", "tool_call_id": block["tool_use_id"], "content": _text_of(block.get("content"))}
+            for block in content
+            if block.get("type") == "tool_result"
+        ]
+        parts = [
+            {"type": "text", "text": block["text"]} if block["type"] == "text" else {"type": "image_url"}
+            for block in content
+            if block.get("type") in ("text", "image", "document")
+        ]
+        return tools + ([{"role": "user", "content": parts}] if parts else [])
+    if isinstance(content, str):
+        return [{"role": "assistant", "content": content}]
+    texts = [block["text"] for block in content if block.get("type") == "text"]
+    calls = [
+        {"id": block["id"], "type": "function", "function": {"name": block.get("name") or "", "arguments": "{}"}}
+        for block in content
+        if block.get("type") == "tool_use"
+    ]
+    thinking = [block for block in content if block.get("type") in ("thinking", "redacted_thinking")]
+    if not (texts or calls or thinking):
+        return []
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if calls:
+        message["tool_calls"] = calls
+    reasoning = "".join(str(block.get("thinking") or "") for block in thinking)
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    return [message]
+
+
+def validate_via_converse(body: object, model: str | None = None) -> list[Violation]:
+    """A Chat body as a gateway sends it to Bedrock's Converse API, checked by Bedrock's rules; each
+    violation's ``message_index`` points at the first Chat message of the turn it is about."""
+    b, _ = parse(body)
+    turns, index_map = converse_view(b)
+    converse: dict[str, Any] = {"messages": turns}
+    if b.get("tools"):
+        converse["toolConfig"] = {"tools": b["tools"]}
+    named = b.get("model")
+    found = validate_bedrock(
+        converse, "bedrock", model if model is not None else named if isinstance(named, str) else None
+    )
+    return [v if v.message_index is None else replace(v, message_index=index_map[v.message_index]) for v in found]
+
+
+def converse_view(body: object) -> tuple[list[dict[str, Any]], list[int]]:
+    """The Converse turns a gateway makes of a Chat body (what the rules look at), and for each the
+    index of the first Chat message in it."""
+    _, messages = parse(body)
+    turns: list[dict[str, Any]] = []
+    index_map: list[int] = []
+    i, n = 0, len(messages)
+    while i < n:
+        start = i
+        while i < n and messages[i].role in _SYSTEM:
+            i += 1
+        for role, kind in (("user", "user"), ("user", "tool"), ("assistant", "assistant")):
+            first, blocks = i, []
+            while i < n and messages[i].role == kind:
+                blocks += _converse_blocks(messages[i])
+                i += 1
+            if not blocks:
+                continue
+            if kind != "user":
+                blocks = _first_of_each_id(blocks)
+            if role == "user" and turns and turns[-1]["role"] == "user":
+                turns[-1]["content"] += blocks
+            else:
+                turns.append({"role": role, "content": blocks})
+                index_map.append(first)
+        if i == start:
+            i += 1  # a role Converse has no place for (a legacy 'function' message)
+    return turns, index_map
+
+
+def _first_of_each_id(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # The gateway keeps the first of a run's results (or a turn's calls) that share an id.
+    seen: set[str] = set()
+    kept = []
+    for block in blocks:
+        inner = block.get("toolResult") or block.get("toolUse")
+        if inner is not None and inner["toolUseId"]:
+            if inner["toolUseId"] in seen:
+                continue
+            seen.add(inner["toolUseId"])
+        kept.append(block)
+    return kept
+
+
+def _converse_blocks(msg: Any) -> list[dict[str, Any]]:
+    content = msg.raw.get("content")
+    if msg.role == "tool":
+        return [{"toolResult": {"toolUseId": msg.tool_call_id or "", "content": [{"text": _text_of(content)}]}}]
+    blocks: list[dict[str, Any]] = []
+    if isinstance(content, str) and content and (msg.role == "user" or content.strip()):
+        blocks.append({"text": content})
+    elif isinstance(content, list):
+        for part in content:
+            if part.get("type") == "text":
+                text = str(part.get("text", ""))
+                if msg.role == "user" or text.strip():
+                    blocks.append({"text": text})
+            else:
+                blocks.append({"image": {}})
+    if msg.role == "assistant":
+        blocks += [
+            {"toolUse": {"toolUseId": c["id"], "name": c["function"]["name"], "input": {}}}
+            for c in msg.raw.get("tool_calls") or ()
+        ]
+    return blocks
 
 
 def _function_call(call: dict[str, Any]) -> dict[str, Any]:

@@ -44,7 +44,8 @@ Providers differ only where the catalogue says so:
   M2 instead (mistralai/mistral-vibe#578); not M1's id pattern, since vLLM shortens longer ids
   to their last 9 characters for it, and not M4, whose wording there differs.
 - ``anthropic-openai-compat`` / ``gemini-openai-compat``: the body is converted the way the
-  endpoint converts it and checked with Anthropic's / Gemini's rules.
+  endpoint converts it and checked with Anthropic's / Gemini's rules; ``bedrock``: converted to
+  Converse as a gateway (LiteLLM, Portkey) converts it, and checked with Bedrock's.
 
 Where a compatible provider's own text for a rule is not in the catalogue (groq, moonshot
 pairing), OpenAI's text is used inside that provider's envelope. Not checked: O7 (nothing to
@@ -338,6 +339,10 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
         from ._convert import validate_via_gemini
 
         return validate_via_gemini(body, model)
+    if provider == "bedrock":
+        from ._convert import validate_via_converse
+
+        return validate_via_converse(body, model)
     b, messages = parse(body)
     if provider == "mistral":
         return _mistral(messages)
