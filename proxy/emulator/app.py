@@ -31,6 +31,7 @@ from .extra_rules import ExtraRule
 from .record import Recorder, parse_body, redact_headers
 from .script import count_tokens, decide_reply, new_id
 from .sse import SSEResponse
+from .stored_chains import StoredChains
 
 Provider = Literal["openai", "anthropic"]
 
@@ -160,6 +161,7 @@ class _Emulator:
     def __init__(self, config: EmulatorConfig) -> None:
         self.config = config
         self.recorder = Recorder(config.record_path)
+        self.chains = StoredChains()
 
     def recorded(self, answer: Answer) -> Callable[[Request], Awaitable[Response]]:
         """An endpoint that reads the body, numbers the request, answers, and logs the exchange."""
@@ -218,9 +220,20 @@ class _Emulator:
         turn = self._turn(dialect, request, raw, headers, model=None)
         if isinstance(turn, Response):
             return turn
+        if dialect.api != "openai-responses":
+            if turn.body.get("stream") is True:
+                return self._stream(dialect, turn, request, index, headers)
+            return _json(200, dialect.render(turn), headers)
+        refusal = self.chains.unanswered(turn.body)
+        if refusal is not None:
+            return self._error(dialect.api, refusal, headers)
         if turn.body.get("stream") is True:
-            return self._stream(dialect, turn, request, index, headers)
-        return _json(200, dialect.render(turn), headers)
+            frames = dialect.stream(turn)
+            self.chains.remember_stream(turn.body, frames)
+            return self._stream(dialect, turn, request, index, headers, frames=frames)
+        rendered = dialect.render(turn)
+        self.chains.remember(turn.body, rendered)
+        return _json(200, rendered, headers)
 
     def gemini(self, request: Request, raw: bytes, index: int, *, dialect: Dialect = gemini.DIALECT) -> Response:
         headers = _request_id("gemini")
@@ -301,10 +314,12 @@ class _Emulator:
         headers: dict[str, str],
         *,
         media_type: str | None = None,
+        frames: list[bytes] | None = None,
     ) -> Response:
-        """The dialect's frames, paced by ``stream_delay``: SSE unless ``media_type`` says otherwise."""
+        """The dialect's frames (``frames``, if already made), paced by ``stream_delay``: SSE unless
+        ``media_type`` says otherwise."""
         return SSEResponse(
-            dialect.stream(turn),
+            dialect.stream(turn) if frames is None else frames,
             delay=self.config.stream_delay,
             headers=headers if media_type is None else {**headers, "content-type": media_type},
             on_disconnect=functools.partial(self._disconnected, request, index),

@@ -28,11 +28,13 @@ from .rj003_drop_named_scaffolding import DropNamedScaffolding
 from .rj004_convert_named_block import ConvertNamedBlock
 from .rj005_merge_named_message import MergeNamedMessage
 from .rj006_drop_empty_named_message import DropEmptyNamedMessage
+from .rj007_answer_stored_call import AnswerStoredCall
 
 __all__ = ["REJECTION_STATUSES", "STRATEGIES", "RejectionRepair", "Strategy", "refusal_message", "repair_rejection"]
 
 STRATEGIES: tuple[Strategy, ...] = (
     AnswerNamedCall(),
+    AnswerStoredCall(),
     FoldNamedResult(),
     DropNamedScaffolding(),
     ConvertNamedBlock(),
@@ -81,6 +83,10 @@ def repair_rejection(
     reading = read(body, api, status, message)
     if not reading.about_transcript:
         return RejectionRepair(None, reading.why)
+    if api == "openai-responses" and isinstance(body.get("input"), str):
+        # A text input is one user message (OpenAI's reference says so): as a list, a repair can
+        # put items before it.
+        body = {**body, "input": [{"role": "user", "content": body["input"]}]}
     try:
         transcript = dialect.parse(body)
     except Exception as exc:  # a body the sanitizer cannot read is the provider's to refuse

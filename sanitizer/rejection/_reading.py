@@ -95,6 +95,9 @@ class Reading:
     """The block index counts an assistant message's tool calls (OpenAI's ``tool_calls[k]``)."""
     ids: tuple[str, ...] = field(default=())
     """Tool-call and item ids of the body that the message quotes."""
+    message: str = ""
+    """The refusal's own text, for a strategy that reads what the body cannot hold (a call of a
+    stored response)."""
 
 
 def read(body: dict[str, Any], api: str, status: int, message: str) -> Reading:
@@ -120,7 +123,7 @@ def read(body: dict[str, Any], api: str, status: int, message: str) -> Reading:
         return Reading(False, "a 404 that names no item of the body")
     if not (codes or ids or message_index is not None):
         return Reading(False, "the refusal names no location, id or known violation")
-    return Reading(True, "", codes, message_index, block_index, block_is_call, ids)
+    return Reading(True, "", codes, message_index, block_index, block_is_call, ids, message)
 
 
 def _location(message: str, key: str) -> tuple[int | None, int | None, bool]:

@@ -18,6 +18,8 @@ class Named:
     entry: Entry | None
     part: Part | None
     by_id: list[tuple[Entry, Part]]
+    message: str = ""
+    """The refusal's text."""
 
 
 def named(transcript: Transcript, api: str, reading: Reading) -> Named:
@@ -28,7 +30,7 @@ def named(transcript: Transcript, api: str, reading: Reading) -> Named:
             part = _named_part(transcript, api, entry, reading)
     ids = set(reading.ids)
     by_id = [(e, p) for e, p in transcript.parts() if p.call_id in ids or _item_id(p.raw) in ids]
-    return Named(entry, part, by_id)
+    return Named(entry, part, by_id, reading.message)
 
 
 def _named_part(transcript: Transcript, api: str, entry: Entry, reading: Reading) -> Part | None:

@@ -112,3 +112,43 @@ def test_a_reasoning_models_own_output_replays_cleanly(client: OpenAI, stream: b
         {"role": "user", "content": "thanks"},
     ]
     assert client.responses.create(model="gpt-5", input=replay).output_text.endswith('"thanks"')
+
+
+def _called(client: OpenAI, *, stream: bool = False, **extra: object) -> tuple[str, str]:
+    """A stored response that called get_weather: its id and the call's id."""
+    request = {"model": MODEL, "input": "CALL_TOOL get_weather", "tools": RESPONSES_TOOLS, **extra}
+    if stream:
+        with client.responses.stream(**request) as events:  # type: ignore[arg-type]
+            response = events.get_final_response()
+    else:
+        response = client.responses.create(**request)  # type: ignore[arg-type]
+    (item,) = response.output
+    assert item.type == "function_call"
+    return response.id, item.call_id
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_chain_must_answer_the_calls_of_the_response_it_continues(client: OpenAI, stream: bool) -> None:
+    # openai/codex#394: the call lives in the stored response, and the next turn has only text.
+    response_id, call_id = _called(client, stream=stream)
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.responses.create(model=MODEL, previous_response_id=response_id, input="Never mind.")
+    assert caught.value.body == {
+        "message": f"No tool output found for function call {call_id}.",
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+    answered = [
+        {"type": "function_call_output", "call_id": call_id, "output": "sunny"},
+        {"role": "user", "content": "Thanks."},
+    ]
+    reply = client.responses.create(model=MODEL, previous_response_id=response_id, input=answered)  # type: ignore[arg-type]
+    assert reply.output_text == 'Emulated reply. Last user text: "Thanks."'
+
+
+def test_a_chain_to_an_unstored_or_unknown_response_is_taken(client: OpenAI) -> None:
+    response_id, _ = _called(client, store=False)
+    for previous in (response_id, "resp_not_made_by_this_emulator"):
+        reply = client.responses.create(model=MODEL, previous_response_id=previous, input="Never mind.")
+        assert reply.output_text == 'Emulated reply. Last user text: "Never mind."'

@@ -227,6 +227,39 @@ def test_responses_refusal_naming_an_item_id_is_repaired_and_retried(running: St
     assert [i.get("type") for i in sent] == ["message", "message", "message"]
 
 
+SHELL_TOOL = [{"type": "function", "name": "shell", "description": "Run a command.", "parameters": {"type": "object"}}]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_responses_stored_chain_with_an_interrupted_call_is_answered_and_retried(
+    running: Stack, logs: LogLines, stream: bool
+) -> None:
+    # openai/codex#394: the model called a tool, Esc interrupted it, and the next turn chains to
+    # the stored response with only the user's words. The call is on the server, not in the body.
+    with running.openai() as client:
+        first = client.responses.create(model="gpt-4.1", input="List the repo. CALL_TOOL shell", tools=SHELL_TOOL)  # type: ignore[arg-type]
+        [call] = [item for item in first.output if item.type == "function_call"]
+        follow_up = {"model": "gpt-4.1", "previous_response_id": first.id, "input": "No, stop. Just say hi."}
+        if stream:
+            events = list(client.responses.create(**follow_up, stream=True))  # type: ignore[call-overload]
+            text = next(e.response.output_text for e in events if e.type == "response.completed")
+        else:
+            raw = client.responses.with_raw_response.create(**follow_up)  # type: ignore[call-overload]
+            assert raw.headers["x-suture-retried"] == "1"
+            text = raw.parse().output_text
+    assert "Just say hi." in text
+    assert _statuses(running) == [200, 400, 200]
+    refused, retried = running.requests()[1:]
+    assert refused["body"]["input"] == "No, stop. Just say hi."
+    output, user = retried["body"]["input"]
+    assert output["type"] == "function_call_output" and output["call_id"] == call.call_id
+    assert "interrupted" in output["output"]
+    assert user == {"role": "user", "content": "No, stop. Just say hi."}
+    [line] = wait_for(lambda: logs.records("suture.repair", "repair after rejection"))
+    assert (line["code"], line["strategy"], line["tool_call_id"]) == ("RJ007", "answer-stored-call", call.call_id)
+    assert line["provider_message"] == f"No tool output found for function call {call.call_id}."
+
+
 def test_gemini_refusal_naming_a_part_is_repaired_and_retried(running: Stack) -> None:
     contents = [
         genai_types.Content(role="user", parts=[genai_types.Part(text="What is 6 times 7?")]),
