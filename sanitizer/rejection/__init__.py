@@ -29,12 +29,14 @@ from .rj004_convert_named_block import ConvertNamedBlock
 from .rj005_merge_named_message import MergeNamedMessage
 from .rj006_drop_empty_named_message import DropEmptyNamedMessage
 from .rj007_answer_stored_call import AnswerStoredCall
+from .rj008_drop_stored_duplicate import DropStoredDuplicate
 
 __all__ = ["REJECTION_STATUSES", "STRATEGIES", "RejectionRepair", "Strategy", "refusal_message", "repair_rejection"]
 
 STRATEGIES: tuple[Strategy, ...] = (
     AnswerNamedCall(),
     AnswerStoredCall(),
+    DropStoredDuplicate(),
     FoldNamedResult(),
     DropNamedScaffolding(),
     ConvertNamedBlock(),

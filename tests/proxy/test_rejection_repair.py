@@ -49,6 +49,12 @@ EXTRA_RULES = (
         block_type="web_search_call",
         message="Item '{id}' of type 'web_search_call' is not accepted as input by this deployment.",
     ),
+    # The conversation store holds the turn's calls: a call item sent again with its id is a duplicate.
+    ExtraRule(
+        api="openai-responses",
+        block_type="function_call",
+        message="Duplicate item found with id {id}. Remove duplicate items from your input and try again.",
+    ),
     ExtraRule(
         api="gemini",
         block_type="thought",
@@ -258,6 +264,29 @@ def test_responses_stored_chain_with_an_interrupted_call_is_answered_and_retried
     [line] = wait_for(lambda: logs.records("suture.repair", "repair after rejection"))
     assert (line["code"], line["strategy"], line["tool_call_id"]) == ("RJ007", "answer-stored-call", call.call_id)
     assert line["provider_message"] == f"No tool output found for function call {call.call_id}."
+
+
+def test_responses_conversation_item_sent_again_is_dropped_and_retried(running: Stack, logs: LogLines) -> None:
+    # openai/openai-agents-python#1789: a run with a conversation id sends the turn's call again.
+    items = [
+        {"type": "message", "role": "user", "content": "How many orders shipped last week?"},
+        {
+            "type": "function_call",
+            "id": "fc_68d25eda79d481959bd7e424738091a006b9ae17d036a0e7",
+            "call_id": "call_q1",
+            "name": "query_database",
+            "arguments": '{"query": "SELECT count(*) FROM orders"}',
+        },
+        {"type": "function_call_output", "call_id": "call_q1", "output": "1,204"},
+    ]
+    with running.openai() as client:
+        raw = client.responses.with_raw_response.create(model="gpt-4.1", conversation="conv_68d25e", input=items)  # type: ignore[arg-type]
+    assert raw.headers["x-suture-retried"] == "1"
+    assert raw.parse().status == "completed"
+    assert _statuses(running) == [400, 200]
+    assert running.requests()[1]["body"]["input"] == [items[0], items[2]]
+    [line] = wait_for(lambda: logs.records("suture.repair", "repair after rejection"))
+    assert (line["code"], line["strategy"]) == ("RJ008", "drop-stored-duplicate")
 
 
 def test_gemini_refusal_naming_a_part_is_repaired_and_retried(running: Stack) -> None:
