@@ -55,6 +55,7 @@ class DropStoredDuplicate(Strategy):
             "dropped",
             entry,
             part.call_id,
-            f"dropped item {item_id}, which the server already holds for the chain; its payload was: {ctx.describe(part)}",
+            f"dropped item {item_id}, which the server already holds for the chain; "
+            f"its payload was: {ctx.describe(part)}",
         )
         transcript.remove_parts([(entry, [part])])
