@@ -93,7 +93,7 @@ class OpenAIResponses(Dialect):
         pending: set[Any] = set()
         seen: set[Any] = set()
         # A clean body holds no reasoning item, so in a reasoning model's body an item id on a
-        # call may be an fc_ id replayed without its reasoning.
+        # call or an assistant answer may be an fc_ or msg_ id replayed without its reasoning.
         ids_need_reasoning = reasoning_model(body.get("model")) and not chained
         unstored = body.get("store") is False
         ids: set[str] = set()
@@ -112,6 +112,8 @@ class OpenAIResponses(Dialect):
             # Messages first: most items are.
             if kind == "message":
                 if pending or item.get("role") not in _ROLES:
+                    return False
+                if ids_need_reasoning and ident is not None and item.get("role") == "assistant":
                     return False
             elif type(kind) is not str:
                 return False

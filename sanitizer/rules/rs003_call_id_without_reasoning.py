@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .._ir import CALL, TEXT, THINKING, Transcript
+from .._ir import CALL, TEXT, THINKING, Part, Transcript
 from ..dialects.openai_responses import reasoning_model
 from ._base import Context, Rule
 from ._items import item_id, without_id
@@ -14,15 +14,17 @@ _TURN_ROLES = frozenset({"user", "system", "developer"})
 class CallIdWithoutReasoning(Rule):
     """
     What it repairs:
-        An OpenAI Responses ``function_call`` replayed with its ``fc_`` item id but without the
-        reasoning item it was produced with, for a reasoning model (o-series, gpt-5, codex):
-        a history store or memory window that keeps calls and drops reasoning, or reasoning
-        dropped by dangling-reasoning or unstored-item.
+        An OpenAI Responses ``function_call`` replayed with its ``fc_`` item id, or an assistant
+        answer with its ``msg_`` id, but without the reasoning item it was produced with, for a
+        reasoning model (o-series, gpt-5, codex): a history store or memory window that keeps
+        calls and answers and drops reasoning (Continue, continuedev/continue#11466), or
+        reasoning dropped by dangling-reasoning or unstored-item.
 
     Why:
         The server links the call's item id to its reasoning item and wants both.
         OpenAI Responses: "Item 'fc_07d3...' of type 'function_call' was provided without its
-        required 'reasoning' item: 'rs_07d3...'."
+        required 'reasoning' item: 'rs_07d3...'." and "Item 'msg_0ce2...' of type 'message' was
+        provided without its required 'reasoning' item: 'rs_0ce2...'."
 
     Example:
         Before (gpt-5): user "search" / function_call call_1 (id fc_1) / output call_1 /
@@ -31,8 +33,8 @@ class CallIdWithoutReasoning(Rule):
 
     Safety:
         Removes the item ``id`` only: ``call_id``, which pairs the call with its output, the
-        name and the arguments stay, so the replayed call is read as plain input (what the
-        OpenAI SDKs do when reasoning is not kept). Calls after a reasoning item of their turn
+        name and the arguments stay, as does an answer's text, so the replayed item is read as
+        plain input (what the OpenAI SDKs do when reasoning is not kept). Calls after a reasoning item of their turn
         keep their ids; with previous_response_id or a conversation nothing is changed.
     """
 
@@ -51,17 +53,29 @@ class CallIdWithoutReasoning(Rule):
                     reasoned = True
                 elif part.kind == TEXT and isinstance(part.raw, dict) and part.raw.get("role") in _TURN_ROLES:
                     reasoned = False
-                elif part.kind == CALL and not reasoned and part.raw.get("type") == "function_call":
-                    ident = item_id(part)
-                    if ident is None or not ident.startswith("fc_"):
-                        continue
+                elif not reasoned and (ident := _produced_id(part)) is not None:
+                    what = "a call" if part.kind == CALL else "an answer"
                     ctx.report(
                         self,
                         "stripped",
                         entry,
                         part.call_id,
-                        f"removed item id {ident!r} from a call replayed without the reasoning item "
+                        f"removed item id {ident!r} from {what} replayed without the reasoning item "
                         "it was produced with",
                     )
                     entry.parts[n] = without_id(part)
                     entry.dirty = True
+
+
+def _produced_id(part: Part) -> str | None:
+    """The server's id of a function call (``fc_``) or an assistant answer (``msg_``) a reasoning
+    model produced, which the server links to the reasoning item before it."""
+    raw = part.raw
+    if not isinstance(raw, dict):
+        return None
+    ident = item_id(part)
+    if part.kind == CALL and raw.get("type") == "function_call" and ident is not None and ident.startswith("fc_"):
+        return ident
+    if part.kind == TEXT and raw.get("role") == "assistant" and ident is not None and ident.startswith("msg_"):
+        return ident
+    return None

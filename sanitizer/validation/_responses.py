@@ -38,7 +38,7 @@ from ._violation import Violation
 R1 = "No tool output found for {what} {id}."
 R2 = "No tool call found for {what} output with call_id {id}."
 R3 = "Item '{id}' of type 'reasoning' was provided without its required following item."
-R4 = "Item '{id}' of type 'function_call' was provided without its required 'reasoning' item: '{reasoning}'."
+R4 = "Item '{id}' of type '{type}' was provided without its required 'reasoning' item: '{reasoning}'."
 R5 = (
     "Item with id '{id}' not found. Items are not persisted when `store` is set to false. "
     "Try again with `store` set to true, or remove this item from your input."
@@ -135,7 +135,7 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
                 and isinstance(ident, str)
                 and ident.startswith("fc_")
             ):
-                text = R4.format(id=ident, reasoning="rs_…")
+                text = R4.format(id=ident, type=kind, reasoning="rs_…")
                 ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
         elif kind in _OUTPUTS:
             call_id = d["call_id"]
@@ -158,6 +158,13 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
                 ordered.append(violation(provider, "responses.R3", R3.format(id=ident), n, param="input", code=None))
         elif kind == "message" and isinstance(d.get("role"), str) and d["role"] in _TURN_ROLES:
             reasoned = False
+        elif kind == "message" and d.get("role") == "assistant" and reasoning_model and not chained and not reasoned:
+            # A reasoning model's answer replayed with its msg_ id but not the reasoning before it
+            # (continuedev/continue#11466): the server links the two as it does a call's.
+            ident = d.get("id")
+            if isinstance(ident, str) and ident.startswith("msg_"):
+                text = R4.format(id=ident, type=kind, reasoning="rs_…")
+                ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
     for call_id, n in calls.items():
         if call_id and call_id not in answered:
             text = R1.format(what=_CALLS[items[n][0]], id=call_id)

@@ -156,6 +156,11 @@ CASES = [
         "Item 'fc_1' of type 'function_call' was provided without its required 'reasoning' item: 'rs_…'.",
     ),
     Broken(
+        "RS003-msg-id-without-reasoning",
+        {"model": "gpt-5", "input": [user("weather?"), assistant("Sunny.", id="msg_1"), user(NEXT)]},
+        "Item 'msg_1' of type 'message' was provided without its required 'reasoning' item: 'rs_…'.",
+    ),
+    Broken(
         "RS004-store-false-reasoning",
         {
             "model": "gpt-5",
