@@ -34,10 +34,10 @@ is, empty or not), its ``tool_use`` blocks become ``tool_calls``, its thinking b
 
 Chat to Converse (LiteLLM's ``_bedrock_converse_messages_pt``): ``system``/``developer`` messages
 become the ``system`` field; a run of user messages becomes one user turn, and so does a run of
-``tool`` messages (each a ``toolResult``), merged into the user turn before it if there is one (the
-gateway's own warning: "Potential consecutive user/tool blocks. Trying to merge."); a run of
-assistant messages becomes one assistant turn, blank text left out, each tool call a ``toolUse``; a run's results, or a
-turn's calls, that repeat an id are left out after the first.
+``tool`` messages (each a ``toolResult``), merged into the user turn before it if there is one
+(the gateway's own warning: "Potential consecutive user/tool blocks. Trying to merge."); a run of
+assistant messages becomes one assistant turn, blank text left out, each tool call a
+``toolUse``; a run's results, or a turn's calls, that repeat an id are left out after the first.
 ``tools`` become ``toolConfig``; without them, tool blocks get Bedrock's B4 (opencode#10259,
 through Portkey; LiteLLM itself refuses such a body before sending it, unless told to add a
 dummy tool).
