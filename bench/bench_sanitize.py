@@ -2,7 +2,9 @@
 
 Run by hand:  python bench/bench_sanitize.py
 Prints p50/p90/p99 per call and the cost per message; the cost per message should stay flat
-as transcripts grow (linear time).
+as transcripts grow (linear time). Then valid 1,000-message transcripts bound for each provider
+with rules of its own (DeepSeek, Groq, Moonshot, Mistral...), against the format's own: a valid
+body should cost about the same wherever it goes (each such rule takes a quick look, Rule.clean).
 
     python bench/bench_sanitize.py --scaling [SUBSTRING]
 
@@ -91,14 +93,29 @@ def anthropic_transcript(n: int, broken: bool) -> dict[str, Any]:
     }
 
 
-def measure(body: dict[str, Any], api: str) -> list[float]:
+def measure(body: dict[str, Any], api: str, provider: str | None = None) -> list[float]:
     runs = max(20, min(2000, 200_000 // len(body["messages"])))
     samples = []
     for _ in range(runs):
         start = time.perf_counter_ns()
-        sanitize(body, api=api)
+        sanitize(body, api=api, provider=provider)
         samples.append((time.perf_counter_ns() - start) / 1000)
     return sorted(samples)
+
+
+def providers() -> None:
+    """Valid transcripts bound for each provider, p50 against the format's own."""
+    from sanitizer.providers import ACCEPTED
+
+    print(f"\n{'api':<20}{'bound for':<26}{'messages':>9}{'p50 us':>11}{'x own':>8}")
+    for api, build in (("openai-chat", openai_transcript), ("anthropic-messages", anthropic_transcript)):
+        body = build(1_000, False)
+        own = pct(measure(body, api), 0.5)
+        for provider in ACCEPTED[api]:
+            # The body as that provider takes it (Mistral's tool-call ids...), so only the look is timed.
+            valid = sanitize(copy.deepcopy(body), api=api, provider=provider).body
+            p50 = pct(measure(valid, api, provider), 0.5)
+            print(f"{api:<20}{provider:<26}{len(valid['messages']):>9}{p50:>11.1f}{p50 / own:>8.1f}")
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -150,6 +167,7 @@ def main() -> None:
                 )
             ratio = per_message[-1] / statistics.mean(per_message[1:3])
             print(f"{'':<28}cost per message at 10,000 / at 100-1,000: {ratio:.2f}x (1.0 = linear)")
+    providers()
 
 
 if __name__ == "__main__":

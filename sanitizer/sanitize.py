@@ -27,6 +27,8 @@ _RULES = {
     for api, bindings in TABLE.items()
     for provider in (None, *(b.rules for b in bindings))
 }
+# The rules a provider binds beyond its format's own, which the fast path asks one by one.
+_OWN_RULES = {key: tuple(r for r in rules if r not in _RULES[(key[0], None)]) for key, rules in _RULES.items()}
 
 
 def sanitize(
@@ -62,16 +64,18 @@ def sanitize(
     if model is None:
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
+    own = _OWN_RULES[(api, provider)]
+    ctx = Context(api, dialect, policy, provider, model)
     if (
-        len(rules) == len(_RULES[(api, None)])
-        and dialect.looks_clean(body)
+        dialect.looks_clean(body)
         and (api != "gemini" or not _wants_signatures(body, policy, model))
-        and (api != "anthropic-messages" or not _refused_prefill(body, policy, model))
+        and (api != "anthropic-messages" or not _refused_prefill(body, policy, model, provider))
         and (api != "bedrock-converse" or not wants_tool_use_alone(model))
+        # The provider's own rules each take a quick look too (Rule.clean): most say no repair.
+        and all(rule.clean(body, ctx) for rule in own)
     ):
         return SanitizeResult(body)
     transcript = dialect.parse(body)
-    ctx = Context(api, dialect, policy, provider, model)
     for rule in rules:
         rule.apply(transcript, ctx)
     if not ctx.repairs:
@@ -88,7 +92,7 @@ def _wants_signatures(body: dict[str, Any], policy: Policy, model: str | None) -
     return policy.missing_thought_signature == "dummy" and signature_required(model) and unsigned_calls(body)
 
 
-def _refused_prefill(body: dict[str, Any], policy: Policy, model: str | None) -> bool:
+def _refused_prefill(body: dict[str, Any], policy: Policy, model: str | None, provider: str | None) -> bool:
     # A valid prefill on one model is a 400 on another, and the policy decides whether it goes:
     # neither is the body's to say, so looks_clean cannot. One look at the last message.
     if policy.trailing_assistant == "keep":
@@ -97,7 +101,8 @@ def _refused_prefill(body: dict[str, Any], policy: Policy, model: str | None) ->
     last = messages[-1] if type(messages) is list and messages else None
     if type(last) is not dict or last.get("role") != "assistant":
         return False
-    return policy.trailing_assistant == "drop" or refuses_prefill(model)
+    # Bound for Mistral, through LiteLLM's adapter, no final assistant message goes (AN009).
+    return policy.trailing_assistant == "drop" or refuses_prefill(model) or provider == "mistral"
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:

@@ -68,6 +68,13 @@ class Rule:
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         raise NotImplementedError
 
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        """Whether :meth:`apply` would leave ``body`` as it is, told by a quick look at a body the
+        format's own check (``looks_clean``) passed: a valid request bound for a provider with rules
+        of its own then skips the full pass. False, the default, means "run the rule"; a rule that
+        answers True where ``apply`` would repair is a defect (tests/sanitizer/test_clean_checks.py)."""
+        return False
+
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")

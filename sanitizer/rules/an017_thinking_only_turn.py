@@ -1,9 +1,11 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import THINKING, Transcript
 from ._base import Context, Rule, quoted_content
+
+_THINKING = frozenset(("thinking", "redacted_thinking"))
 
 
 class ThinkingOnlyTurn(Rule):
@@ -34,6 +36,15 @@ class ThinkingOnlyTurn(Rule):
     apis = frozenset()
     also_for = frozenset({("anthropic-messages", "openai"), ("anthropic-messages", "mistral")})
     fixes: ClassVar[tuple[str, ...]] = ("openai.O6", "mistral.M5")
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return not any(
+            m.get("role") == "assistant"
+            and type(m["content"]) is list
+            and m["content"]
+            and all(type(block) is dict and block.get("type") in _THINKING for block in m["content"])
+            for m in body["messages"]
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         kept = []

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import RESULT, Entry, Transcript
 from ._base import Context, Rule
@@ -32,6 +32,16 @@ class ToolResultsWithText(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("bedrock.B3",)
     apis = frozenset({"bedrock-converse"})
     also_for = frozenset({("anthropic-messages", "mistral")})
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of an Anthropic body bound for Mistral (in Converse it is one of the format's own).
+        return ctx.api == "anthropic-messages" and not any(
+            m.get("role") == "user"
+            and type(m["content"]) is list
+            and any(type(b) is dict and b.get("type") == "tool_result" for b in m["content"])
+            and any(type(b) is not dict or b.get("type") != "tool_result" for b in m["content"])
+            for m in body["messages"]
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries: list[Entry] = []

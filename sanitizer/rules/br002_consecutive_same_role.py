@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from itertools import pairwise
+from typing import Any, ClassVar
 
 from .._ir import RESULT, Entry, Transcript
 from ._base import Context, Rule
@@ -40,6 +41,11 @@ class ConsecutiveSameRole(Rule):
     apis = frozenset({"bedrock-converse"})
     also_for = frozenset({("anthropic-messages", "mistral")})
     fixes: ClassVar[tuple[str, ...]] = ("bedrock.B7", "anthropic.thinking-first")
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of an Anthropic body bound for Mistral (in Converse it is one of the format's own).
+        roles = [m.get("role") for m in body["messages"]]
+        return ctx.api == "anthropic-messages" and not any(a == b for a, b in pairwise(roles))
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         merged: list[Entry] = []

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -49,6 +50,10 @@ class ProviderToolId(Rule):
     providers = frozenset(_PATTERNS)
     also_for = frozenset({("anthropic-messages", "mistral")})
 
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        valid = _PATTERNS[ctx.provider or ""].match
+        return all(valid(ident) for ident in _call_ids(body, ctx.api))
+
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         provider = ctx.provider or ""
         candidate = _nine_alphanumerics if provider == "mistral" else readable_id
@@ -62,3 +67,20 @@ def _nine_alphanumerics(original: str) -> str:
         number, digit = divmod(number, len(_ALPHABET))
         chars.append(_ALPHABET[digit])
     return "".join(chars)
+
+
+def _call_ids(body: dict[str, Any], api: str) -> Iterator[Any]:
+    """The ids of a body's tool calls and results, as the body gives them."""
+    for message in body["messages"]:
+        if api == "openai-chat":
+            for call in message.get("tool_calls") or ():
+                yield call["id"]
+            if message.get("role") == "tool":
+                yield message.get("tool_call_id")
+        elif type(message["content"]) is list:
+            for block in message["content"]:
+                kind = block.get("type") if type(block) is dict else None
+                if kind == "tool_use":
+                    yield block["id"]
+                elif kind == "tool_result":
+                    yield block["tool_use_id"]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from itertools import pairwise
+from typing import Any, ClassVar
 
 from .._ir import Entry, Transcript
 from ._base import Context, Rule
@@ -32,6 +33,10 @@ class UserAfterTool(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("mistral.M3",)
     apis = frozenset({"openai-chat"})
     providers = frozenset({"mistral", "bedrock"})
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        roles = [m.get("role") for m in body["messages"]]
+        return not any(a == "tool" and b == "user" for a, b in pairwise(roles))
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries: list[Entry] = []

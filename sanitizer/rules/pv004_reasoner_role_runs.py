@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Transcript
 from ..validation._openai_chat import deepseek_reasoner
@@ -41,6 +41,9 @@ class ReasonerRoleRuns(Rule):
     apis = frozenset({"openai-chat"})
     providers = frozenset({"deepseek"})
     fixes: ClassVar[tuple[str, ...]] = ("deepseek.D4",)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return not deepseek_reasoner(body)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if deepseek_reasoner(transcript.body):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import THINKING, Entry, Transcript
 from ..validation._openai_chat import deepseek_reasoner
@@ -57,6 +57,26 @@ class FinalAssistantMessage(Rule):
     def applies_to(self, api: str, provider: str | None = None) -> bool:
         # Native Gemini bodies, whoever serves them (the Gemini API, Vertex).
         return api == "gemini" or super().applies_to(api, provider)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        deepseek = ctx.provider == "deepseek"
+        gemini = ctx.api == "gemini" or ctx.provider == "gemini"
+        if ctx.policy.trailing_assistant == "keep" or (deepseek and not deepseek_reasoner(body)):
+            return True
+        messages = body["messages"]
+        last = len(messages) - 1
+        if deepseek or gemini:
+            while last >= 0 and messages[last].get("role") in _SYSTEM:
+                last -= 1
+        if last < 0:
+            return True
+        final = messages[last]
+        # As _open(), on the message itself.
+        return (
+            final.get("role") != "assistant"
+            or bool(final.get("tool_calls"))
+            or (not gemini and final.get("prefix") is True)
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         mode = ctx.policy.trailing_assistant

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import THINKING, Part, Transcript
 from ..validation._openai_chat import deepseek_thinks, moonshot_takes_empty_reasoning, moonshot_thinks
@@ -9,6 +9,7 @@ from ._base import Context, Rule
 # What a lost thinking block is replaced with on DeepSeek's Anthropic endpoint: empty, like the
 # Chat endpoint's empty reasoning_content, with the signature field an Anthropic client keeps.
 _STAND_IN_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
+_THINKING = frozenset(("thinking", "redacted_thinking"))
 
 
 class MissingReasoningContent(Rule):
@@ -57,6 +58,31 @@ class MissingReasoningContent(Rule):
     providers = frozenset({"deepseek", "moonshot"})
     also_for = frozenset({("anthropic-messages", "deepseek")})
     fixes: ClassVar[tuple[str, ...]] = ("deepseek.D3", "moonshot.X4")
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        messages = body["messages"]
+        if ctx.api == "anthropic-messages":
+            return not deepseek_thinks(body) or all(
+                any(type(block) is dict and block.get("type") in _THINKING for block in m["content"])
+                for m in messages
+                if m.get("role") == "assistant"
+                and type(m["content"]) is list
+                and any(type(block) is dict and block.get("type") == "tool_use" for block in m["content"])
+            )
+        if ctx.provider == "deepseek":
+            if not deepseek_thinks(body):
+                return True
+            needs_words = False
+        else:
+            if not moonshot_thinks(body):
+                return True
+            needs_words = not moonshot_takes_empty_reasoning(body)
+        for m in messages:
+            if m.get("role") == "assistant" and m.get("tool_calls"):
+                reasoning = m.get("reasoning_content")
+                if not isinstance(reasoning, str) or (needs_words and not reasoning):
+                    return False
+        return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         body = transcript.body

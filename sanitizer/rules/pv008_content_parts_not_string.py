@@ -34,6 +34,11 @@ class ContentPartsNotString(Rule):
     providers = frozenset({"groq"})
     fixes: ClassVar[tuple[str, ...]] = ("groq.X5",)
 
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return not any(
+            m.get("role") in ("system", "tool") and isinstance(m.get("content"), list) for m in body["messages"]
+        )
+
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:
             content = entry.source.get("content")

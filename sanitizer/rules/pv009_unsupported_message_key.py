@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import RESULT, Part, Transcript
 from ..validation._openai_chat import groq_unsupported_keys
@@ -36,6 +36,9 @@ class UnsupportedMessageKey(Rule):
     apis = frozenset({"openai-chat"})
     providers = frozenset({"groq"})
     fixes: ClassVar[tuple[str, ...]] = ("groq.X5",)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return not any(groq_unsupported_keys(m.get("role"), m) for m in body["messages"])
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:

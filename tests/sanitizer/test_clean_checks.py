@@ -1,0 +1,85 @@
+"""The fast path of a provider's own rules (``Rule.clean``) never skips a repair.
+
+A valid body bound for a provider with rules of its own (DeepSeek, Moonshot, Groq, an Anthropic
+body bound for OpenAI...) is let through after a quick look by each of those rules. The property:
+whatever the body, the model and the policy, ``sanitize`` repairs exactly what the full pass (every
+rule applied) repairs. Bodies: every golden fixture before and after repair, every corpus case,
+and generated transcripts, each bound for every provider its format takes, under several models
+(the rules that depend on one: DeepSeek's reasoner and V4, Kimi) and policies.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from sanitizer import Policy, sanitize
+from sanitizer.dialects import DIALECTS
+from sanitizer.providers import ACCEPTED
+from sanitizer.rules import RULES
+from sanitizer.rules._base import Rule
+from tests._support.corpus import load_cases
+from tests._support.golden_cases import all_cases
+from tests._support.transcript_strategies import events, to_anthropic, to_openai
+
+MODELS = (None, "deepseek-reasoner", "deepseek-v4-pro", "kimi-k2.5", "kimi-k2-thinking", "gpt-4.1")
+POLICIES = (Policy(), Policy(trailing_assistant="keep"), Policy(trailing_assistant="drop"))
+CHECKED = {r.code for r in RULES if type(r).clean is not Rule.clean}
+
+
+def _full(body: Any, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> list[str]:
+    """The repairs of the full pass: every rule applied, no quick look."""
+    with monkeypatch.context() as m:
+        m.setattr(type(DIALECTS[kw["api"]]), "looks_clean", lambda self, body: False)
+        return [r.code for r in sanitize(copy.deepcopy(body), **kw).repairs]
+
+
+def _bodies() -> Iterator[tuple[str, str, Any]]:
+    for case in all_cases():
+        if case.api in ("openai-chat", "anthropic-messages"):
+            yield case.id, case.api, case.before
+            if case.after is not None:
+                yield case.id + "/after", case.api, case.after
+    for corpus in load_cases():
+        if corpus.api in ("openai-chat", "anthropic-messages"):
+            yield corpus.name, corpus.api, corpus.data["body"]
+
+
+BODIES = list(_bodies())
+
+
+def _same(api: str, body: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    mismatches = []
+    for provider in ACCEPTED[api]:
+        for model in MODELS:
+            for policy in POLICIES:
+                kw: dict[str, Any] = {"api": api, "provider": provider, "policy": policy, "model": model}
+                quick = [r.code for r in sanitize(body, **kw).repairs]
+                full = _full(body, monkeypatch, **kw)
+                if quick != full:
+                    mismatches.append(f"{provider} {model} {policy.trailing_assistant}: {quick} != {full}")
+    return mismatches
+
+
+def test_some_rules_take_a_quick_look() -> None:
+    assert {"PV004", "PV006", "PV007", "PV008", "PV009", "AN017"} <= CHECKED
+
+
+@pytest.mark.parametrize(("name", "api", "body"), BODIES, ids=[b[0] for b in BODIES])
+def test_the_quick_look_repairs_what_the_full_pass_does(
+    name: str, api: str, body: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _same(api, body, monkeypatch) == []
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(evs=events)
+def test_the_quick_look_on_generated_transcripts(evs: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _same("openai-chat", to_openai(evs), monkeypatch) == []
+    assert _same("anthropic-messages", to_anthropic(evs), monkeypatch) == []
