@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import TEXT, Part, Transcript
 from ._base import Context, Rule
@@ -33,6 +33,24 @@ class BlankTextBlock(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("anthropic.A6", "anthropic.A7", "bedrock.B5", "gemini.G5")
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
     also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini")})
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body a gateway converts (for the other formats it is their own).
+        if ctx.api != "openai-chat":
+            return False
+        for m in body["messages"]:
+            content = m.get("content")
+            if m.get("role") == "tool":
+                continue
+            if isinstance(content, str):
+                if content and not content.strip():
+                    return False
+            elif isinstance(content, list) and any(
+                block.get("type") == "text" and isinstance(block.get("text"), str) and not block["text"].strip()
+                for block in content
+            ):
+                return False
+        return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:

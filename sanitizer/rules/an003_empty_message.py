@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -38,6 +38,13 @@ class EmptyMessage(Rule):
     also_for = frozenset(
         {("openai-chat", "anthropic"), ("openai-chat", "bedrock"), ("openai-chat", "gemini"), ("openai-chat", "vllm")}
     )
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body bound elsewhere (for the other formats it is their own).
+        return ctx.api == "openai-chat" and not any(
+            m.get("role") != "tool" and m.get("content") in (None, "", []) and not m.get("tool_calls")
+            for m in body["messages"]
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Transcript
 from ..dialects._base import call_names
@@ -36,6 +36,12 @@ class ToolsNotDefined(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("anthropic.tools-required", "bedrock.B4")
     apis = frozenset({"anthropic-messages", "bedrock-converse"})
     also_for = frozenset({("openai-chat", "anthropic"), ("openai-chat", "bedrock")})
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body a gateway converts (for the other formats it is their own).
+        return ctx.api == "openai-chat" and (
+            bool(body.get("tools")) or not any(m.get("tool_calls") for m in body["messages"])
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if ctx.dialect.has_tool_definitions(transcript.body):

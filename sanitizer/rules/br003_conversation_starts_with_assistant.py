@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -33,6 +33,13 @@ class ConversationStartsWithAssistant(Rule):
     apis = frozenset({"bedrock-converse"})
     also_for = frozenset({("openai-chat", "bedrock")})
     fixes: ClassVar[tuple[str, ...]] = ("bedrock.B8",)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body bound for Bedrock (in Converse it is one of the format's own).
+        if ctx.api != "openai-chat":
+            return False
+        first = next((m for m in body["messages"] if m.get("role") not in _SYSTEM), None)
+        return first is None or first.get("role") != "assistant"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries

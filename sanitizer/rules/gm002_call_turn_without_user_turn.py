@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Entry, Transcript
 from ._base import Context, Rule
@@ -41,6 +41,19 @@ class CallTurnWithoutUserTurn(Rule):
     apis = frozenset({"gemini"})
     also_for = frozenset({("openai-chat", "gemini")})
     fixes: ClassVar[tuple[str, ...]] = ("gemini.G1",)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body bound for Gemini (in Gemini's own format it is the format's).
+        if ctx.api != "openai-chat":
+            return False
+        previous = None
+        for m in body["messages"]:
+            role = m.get("role")
+            if role == "assistant" and m.get("tool_calls") and previous not in _ANSWERED_BY:
+                return False
+            if role not in _LIFTED:
+                previous = role
+        return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries: list[Entry] = []

@@ -52,6 +52,18 @@ class MissingThoughtSignature(Rule):
     also_for = frozenset({("openai-chat", "gemini")})
     fixes: ClassVar[tuple[str, ...]] = ("gemini.G4",)
 
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body bound for Gemini (in Gemini's own format it is the format's).
+        if ctx.api != "openai-chat":
+            return False
+        if ctx.policy.missing_thought_signature != "dummy" or not signature_required(ctx.model):
+            return True
+        for m in body["messages"]:
+            calls = m.get("tool_calls") if m.get("role") == "assistant" else None
+            if calls and _signed_tool_call(calls[0]) is not None:
+                return False
+        return True
+
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if ctx.policy.missing_thought_signature != "dummy" or not signature_required(ctx.model):
             return

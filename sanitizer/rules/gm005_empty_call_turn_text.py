@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import CALL, Transcript
 from ._base import Context, Rule
@@ -36,6 +36,11 @@ class EmptyCallTurnText(Rule):
     apis = frozenset({"openai-chat"})
     providers = frozenset({"gemini"})
     fixes: ClassVar[tuple[str, ...]] = ("gemini.G5",)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return not any(
+            m.get("role") == "assistant" and m.get("content") == "" and m.get("tool_calls") for m in body["messages"]
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:

@@ -40,6 +40,21 @@ class ChatRoleRuns(Rule):
     providers = frozenset({"bedrock", "gemini"})
     fixes: ClassVar[tuple[str, ...]] = ("gemini.G1",)
 
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        speaking = None
+        for m in body["messages"]:
+            role = m.get("role")
+            if role in _LIFTED:
+                continue
+            if (
+                role == speaking
+                and role in ("user", "assistant")
+                and (ctx.provider == "bedrock" or m.get("tool_calls"))
+            ):
+                return False
+            speaking = role
+        return True
+
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         # The gateway lifts system and developer messages out of the turns (Gemini's
         # systemInstruction, Bedrock's system), so they do not separate a run.

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Entry, Transcript
 from ..validation._openai_chat import vllm_template
@@ -50,6 +50,24 @@ class TemplateRoleOrder(Rule):
     apis = frozenset({"openai-chat"})
     providers = frozenset({"vllm"})
     fixes: ClassVar[tuple[str, ...]] = ("vllm.V1", "mistral.M3")
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Only the plainest order is judged here: one system message at most, first.
+        takes_system = vllm_template(body.get("model")) != "mistral-no-system"
+        previous = None
+        for index, m in enumerate(body["messages"]):
+            role = m.get("role")
+            if role in _SYSTEM:
+                if not takes_system or index:
+                    return False
+            elif (
+                (role in ("user", "assistant") and role == previous)
+                or (role == "user" and previous == "tool")
+                or (role == "assistant" and (previous is None or previous in _SYSTEM))
+            ):
+                return False
+            previous = role
+        return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         takes_system = vllm_template(transcript.body.get("model")) != "mistral-no-system"

@@ -5,7 +5,7 @@ body bound for OpenAI...) is let through after a quick look by each of those rul
 whatever the body, the model and the policy, ``sanitize`` repairs exactly what the full pass (every
 rule applied) repairs. Bodies: every golden fixture before and after repair, every corpus case,
 and generated transcripts, each bound for every provider its format takes, under several models
-(the rules that depend on one: DeepSeek's reasoner and V4, Kimi) and policies.
+(the rules that depend on one: DeepSeek's reasoner and V4, Kimi, Gemini 3, vLLM's chat templates) and policies.
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ from tests._support.corpus import load_cases
 from tests._support.golden_cases import all_cases
 from tests._support.transcript_strategies import events, to_anthropic, to_openai
 
-MODELS = (None, "deepseek-reasoner", "deepseek-v4-pro", "kimi-k2.5", "kimi-k2-thinking", "gpt-4.1")
+MODELS = (
+    None,
+    "deepseek-reasoner",
+    "deepseek-v4-pro",
+    "kimi-k2.5",
+    "kimi-k2-thinking",
+    "gemini-3-pro-preview",
+    "mistralai/Mistral-7B-Instruct-v0.2",
+    "gpt-4.1",
+)
 POLICIES = (Policy(), Policy(trailing_assistant="keep"), Policy(trailing_assistant="drop"))
 CHECKED = {r.code for r in RULES if type(r).clean is not Rule.clean}
 
