@@ -11,7 +11,7 @@ from .dialects import DIALECTS
 from .dialects._shape import type_name
 from .dialects.gemini import unsigned_calls
 from .providers import ACCEPTED, TABLE, accepts, binding
-from .rules import RULES, Context
+from .rules import RULES, Context, Rule
 from .rules.an009_unsupported_prefill import refuses_prefill
 from .validation._bedrock import captured_model, wants_tool_use_alone
 from .validation._gemini import signature_required
@@ -65,17 +65,17 @@ def sanitize(
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
     own = _OWN_RULES[(api, provider)]
-    ctx = Context(api, dialect, policy, provider, model)
     if (
         dialect.looks_clean(body)
         and (api != "gemini" or not _wants_signatures(body, policy, model))
         and (api != "anthropic-messages" or not _refused_prefill(body, policy, model, provider))
         and (api != "bedrock-converse" or not wants_tool_use_alone(model))
         # The provider's own rules each take a quick look too (Rule.clean): most say no repair.
-        and all(rule.clean(body, ctx) for rule in own)
+        and (not own or _all_clean(own, body, Context(api, dialect, policy, provider, model)))
     ):
         return SanitizeResult(body)
     transcript = dialect.parse(body)
+    ctx = Context(api, dialect, policy, provider, model)
     for rule in rules:
         rule.apply(transcript, ctx)
     if not ctx.repairs:
@@ -83,6 +83,10 @@ def sanitize(
     sent = {p.call_id for _, p in transcript.parts()}
     restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
     return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
+
+
+def _all_clean(rules: tuple[Rule, ...], body: dict[str, Any], ctx: Context) -> bool:
+    return all(rule.clean(body, ctx) for rule in rules)
 
 
 def _wants_signatures(body: dict[str, Any], policy: Policy, model: str | None) -> bool:
