@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .._ir import RESULT, Part, Transcript
-from ..validation._openai_chat import groq_unsupported_keys
+from ..validation._openai_chat import GROQ_MESSAGE_KEYS, groq_unsupported_keys
 from ._base import Context, Rule, _compact
 
 
@@ -38,7 +38,13 @@ class UnsupportedMessageKey(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("groq.X5",)
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        return not any(groq_unsupported_keys(m.get("role"), m) for m in body["messages"])
+        # groq_unsupported_keys as a set comparison: this look runs on every valid request.
+        for m in body["messages"]:
+            role = m.get("role")
+            allowed = GROQ_MESSAGE_KEYS.get(role) if isinstance(role, str) else None
+            if allowed is not None and not m.keys() <= allowed:
+                return False
+        return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:
