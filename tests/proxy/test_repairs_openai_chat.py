@@ -12,12 +12,14 @@ it through ``upstreams`` that name the provider, routed by model name as a deplo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -413,3 +415,83 @@ def test_a_repaired_stream_is_answered_too(stack: Stack) -> None:
     forwarded = stack.forwarded()[-1]["body"]["messages"]
     assert [m["role"] for m in forwarded] == ["user", "assistant", "user"]
     assert forwarded[2]["content"] == "question whose answer was stopped\n\nnew question"
+
+
+# Valid bodies that a provider's own rules look at (a thinking model's reasoning_content, a tool
+# message, the plainest role order): no repair, and the provider gets the client's bytes.
+VALID = [
+    (
+        "deepseek-v4-with-reasoning",
+        "deepseek",
+        {
+            "model": "deepseek-v4-pro",
+            "messages": [
+                {"role": "user", "content": "find it"},
+                {"role": "assistant", "content": "", "reasoning_content": "search first", "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "found"},
+                {"role": "user", "content": "thanks"},
+            ],
+            "tools": TOOLS,
+        },
+    ),
+    (
+        "kimi-k2.5-with-reasoning",
+        "moonshot",
+        {
+            "model": "kimi-k2.5",
+            "messages": [
+                {"role": "user", "content": "find it"},
+                {"role": "assistant", "content": "", "reasoning_content": " ", "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "found"},
+                {"role": "user", "content": "thanks"},
+            ],
+            "tools": TOOLS,
+        },
+    ),
+    (
+        "groq-string-tool-content",
+        "groq",
+        {
+            "model": "llama-3.3-70b-versatile",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "find it"},
+                {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+                {"role": "tool", "tool_call_id": "c1", "content": "found"},
+                {"role": "user", "content": "thanks"},
+            ],
+            "tools": TOOLS,
+        },
+    ),
+    (
+        "vllm-plain-order",
+        "vllm",
+        {
+            "model": "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "hello"},
+                {"role": "assistant", "content": "hi"},
+                {"role": "user", "content": "thanks"},
+            ],
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "upstream", "body"), VALID, ids=[v[0] for v in VALID])
+def test_a_valid_body_reaches_its_provider_byte_for_byte(
+    stack: Stack, name: str, upstream: str, body: dict[str, Any]
+) -> None:
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    answer = httpx.post(
+        f"{stack.suture}/v1/chat/completions",
+        content=raw,
+        headers={"authorization": f"Bearer {KEY}", "content-type": "application/json"},
+        timeout=10,
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["x-suture-repairs"] == "0"
+    forwarded = stack.forwarded()[-1]
+    assert forwarded["path"] == f"/{upstream}/v1/chat/completions"
+    assert forwarded["raw_sha256"] == hashlib.sha256(raw).hexdigest()
