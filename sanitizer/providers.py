@@ -11,7 +11,8 @@ and error texts judge the body), ``suture check``, strict mode and the route tab
   An Anthropic body bound for OpenAI or Mistral is checked by that provider's Chat rules on the
   body LiteLLM's adapter makes of it: what Suture's litellm route sends, and the gateways built
   on LiteLLM. An Anthropic body bound for DeepSeek is checked as DeepSeek's own Anthropic-compatible
-  endpoint (``api.deepseek.com/anthropic``) checks it, which takes it untranslated.
+  endpoint (``api.deepseek.com/anthropic``) checks it, which takes it untranslated (LiteLLM sends
+  it there too: ``DeepSeekAnthropicMessagesConfig``).
 - ``rules``: the provider name the repair rules see (``Rule.applies_to``).
 - ``aliases``: other names for the same binding (``anthropic-openai-compat``, the validator's name
   for a Chat body bound for Anthropic; ``deepseek-anthropic-compat``, for an Anthropic body bound

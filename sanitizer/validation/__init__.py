@@ -9,6 +9,7 @@ provider would answer. Each API's module documents its check order and the catal
   ``bedrock`` (InvokeModel: ``{"message": ...}`` with ``x-amzn-ErrorType: ValidationException``);
   ``openai`` and ``mistral`` judge the Chat body LiteLLM's adapter makes of it (``_convert``);
 - ``openai-chat`` (``_openai_chat``, ``_convert``): OpenAI, Azure and the compatible providers;
+  ``bedrock`` judges the Converse body a gateway makes of it (``_convert``);
 - ``openai-responses`` (``_responses``), ``bedrock-converse`` (``_bedrock``);
 - ``gemini`` (``_gemini``): providers ``gemini`` and ``vertex``.
 
