@@ -9,12 +9,9 @@ from ._model import SanitizeResult
 from ._policy import Policy
 from .dialects import DIALECTS
 from .dialects._shape import type_name
-from .dialects.gemini import unsigned_calls
 from .providers import ACCEPTED, TABLE, accepts, binding
 from .rules import RULES, Context, Rule
-from .rules.an009_unsupported_prefill import refuses_prefill
-from .validation._bedrock import captured_model, wants_tool_use_alone
-from .validation._gemini import signature_required
+from .validation._bedrock import captured_model
 from .validation._openai_chat import openrouter_upstream
 
 APIS = tuple(DIALECTS)
@@ -27,8 +24,12 @@ _RULES = {
     for api, bindings in TABLE.items()
     for provider in (None, *(b.rules for b in bindings))
 }
-# The rules a provider binds beyond its format's own, which the fast path asks one by one.
-_OWN_RULES = {key: tuple(r for r in rules if r not in _RULES[(key[0], None)]) for key, rules in _RULES.items()}
+# The rules the fast path asks one by one (Rule.clean): those a provider binds beyond its format's
+# own, and those of the format whose action turns on the model or the policy.
+_LOOKS = {
+    key: tuple(r for r in rules if r not in _RULES[(key[0], None)] or r.looks_past_format)
+    for key, rules in _RULES.items()
+}
 
 
 def sanitize(
@@ -64,14 +65,10 @@ def sanitize(
     if model is None:
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
-    own = _OWN_RULES[(api, provider)]
-    if (
-        dialect.looks_clean(body)
-        and (api != "gemini" or not _wants_signatures(body, policy, model))
-        and (api != "anthropic-messages" or not _refused_prefill(body, policy, model, provider))
-        and (api != "bedrock-converse" or not wants_tool_use_alone(model))
-        # The provider's own rules each take a quick look too (Rule.clean): most say no repair.
-        and (not own or _all_clean(own, body, Context(api, dialect, policy, provider, model)))
+    looks = _LOOKS[(api, provider)]
+    # The format's own check, then a quick look (Rule.clean) by each rule it cannot vouch for.
+    if dialect.looks_clean(body) and (
+        not looks or _all_clean(looks, body, Context(api, dialect, policy, provider, model))
     ):
         return SanitizeResult(body)
     transcript = dialect.parse(body)
@@ -87,26 +84,6 @@ def sanitize(
 
 def _all_clean(rules: tuple[Rule, ...], body: dict[str, Any], ctx: Context) -> bool:
     return all(rule.clean(body, ctx) for rule in rules)
-
-
-def _wants_signatures(body: dict[str, Any], policy: Policy, model: str | None) -> bool:
-    # A Gemini 3 transcript without thought signatures is a valid Gemini 2 one: only the model,
-    # which a native body does not name, tells them apart, so looks_clean cannot. Looked for
-    # apart, and only for those models, so every other clean body keeps its single cheap pass.
-    return policy.missing_thought_signature == "dummy" and signature_required(model) and unsigned_calls(body)
-
-
-def _refused_prefill(body: dict[str, Any], policy: Policy, model: str | None, provider: str | None) -> bool:
-    # A valid prefill on one model is a 400 on another, and the policy decides whether it goes:
-    # neither is the body's to say, so looks_clean cannot. One look at the last message.
-    if policy.trailing_assistant == "keep":
-        return False
-    messages = body.get("messages")
-    last = messages[-1] if type(messages) is list and messages else None
-    if type(last) is not dict or last.get("role") != "assistant":
-        return False
-    # Bound for Mistral, through LiteLLM's adapter, no final assistant message goes (AN009).
-    return policy.trailing_assistant == "drop" or refuses_prefill(model) or provider == "mistral"
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:

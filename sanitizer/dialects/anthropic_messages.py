@@ -13,7 +13,8 @@ from ._shape import messages_of, require_id, require_object, require_sides, type
 ROLES = ("user", "assistant")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _SERVER_CALLS = frozenset(("server_tool_use", "mcp_tool_use"))
-_THINKING = frozenset(("thinking", "redacted_thinking"))
+# The block types of thinking, which rules read on the body itself too.
+THINKING_BLOCKS = frozenset(("thinking", "redacted_thinking"))
 
 
 class AnthropicMessages(Dialect):
@@ -96,9 +97,9 @@ class AnthropicMessages(Dialect):
                     if kind == "text":
                         if _blank(block):
                             return False
-                    elif kind in _THINKING:
+                    elif kind in THINKING_BLOCKS:
                         # The first block was checked first: a dict whose type is a string.
-                        if content[0]["type"] not in _THINKING:
+                        if content[0]["type"] not in THINKING_BLOCKS:
                             return False
                     elif kind in _SERVER_CALLS:
                         server_id = block.get("id")
@@ -208,8 +209,8 @@ def _final_thinking(message: Any, enabled: bool) -> bool:
     if type(content) is not list or not content:
         return False
     if enabled:
-        return type(content[-1]) is dict and content[-1].get("type") in _THINKING
-    return any(type(block) is dict and block.get("type") in _THINKING for block in content)
+        return type(content[-1]) is dict and content[-1].get("type") in THINKING_BLOCKS
+    return any(type(block) is dict and block.get("type") in THINKING_BLOCKS for block in content)
 
 
 def _blank(block: dict[str, Any]) -> bool:
@@ -239,7 +240,7 @@ def _parts(content: Any, message: int) -> list[Part]:
             parts.append(Part(RESULT, block, _block_id(block, "tool_use_id", message, index)))
         elif kind == "text":
             parts.append(Part(TEXT, block))
-        elif kind in _THINKING:
+        elif kind in THINKING_BLOCKS:
             parts.append(Part(THINKING, block))
         elif kind in _SERVER_CALLS:
             parts.append(Part(SERVER_CALL, block, _block_id(block, "id", message, index)))

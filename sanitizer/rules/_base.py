@@ -54,6 +54,9 @@ class Rule:
     """The providers the rule applies to; ``None`` means whatever provider the format reaches."""
     fixes: ClassVar[tuple[str, ...]] = ()
     """The validator codes (``Violation.rule``) the rule clears, each in the violation registry."""
+    looks_past_format: ClassVar[bool] = False
+    """A rule of the format's own whose action turns on what the body does not say (the model, the
+    policy), which ``looks_clean`` cannot vouch for: the fast path asks its :meth:`clean` too."""
     also_for: ClassVar[frozenset[tuple[str, str]]] = frozenset()
     """Other (format, provider) pairs the rule is for: a body a gateway (LiteLLM) translates for a
     provider meets that provider's rules, e.g. ``("openai-chat", "bedrock")``."""

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import re
 from fnmatch import translate
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import CALL, SERVER_CALL, SERVER_RESULT, THINKING, Entry, Transcript
 from ._base import Context, Rule, quoted_content
@@ -72,9 +72,19 @@ class UnsupportedPrefill(Rule):
     """
 
     code = "AN009"
+    looks_past_format = True
     name = "unsupported-prefill"
     apis = frozenset({"anthropic-messages"})
     fixes: ClassVar[tuple[str, ...]] = ("anthropic.A17", "mistral.M4")
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # A valid prefill on one model is a 400 on another, and the policy decides whether it goes:
+        # neither is the body's to say. One look at the last message.
+        mode = ctx.policy.trailing_assistant
+        last = body["messages"][-1]
+        if mode == "keep" or last.get("role") != "assistant":
+            return True
+        return mode == "auto" and not refuses_prefill(ctx.model) and ctx.provider != "mistral"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         mode = ctx.policy.trailing_assistant

@@ -3,9 +3,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .._ir import THINKING, Transcript
+from ..dialects.anthropic_messages import THINKING_BLOCKS
 from ._base import Context, Rule, quoted_content
-
-_THINKING = frozenset(("thinking", "redacted_thinking"))
 
 
 class ThinkingOnlyTurn(Rule):
@@ -42,7 +41,7 @@ class ThinkingOnlyTurn(Rule):
             m.get("role") == "assistant"
             and type(m["content"]) is list
             and m["content"]
-            and all(type(block) is dict and block.get("type") in _THINKING for block in m["content"])
+            and all(type(block) is dict and block.get("type") in THINKING_BLOCKS for block in m["content"])
             for m in body["messages"]
         )
 

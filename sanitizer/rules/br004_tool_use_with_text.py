@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import CALL, Entry, Transcript
 from ..validation._bedrock import wants_tool_use_alone
@@ -35,9 +35,14 @@ class ToolUseWithText(Rule):
     """
 
     code = "BR004"
+    looks_past_format = True
     name = "tool-use-with-text"
     apis = frozenset({"bedrock-converse"})
     fixes: ClassVar[tuple[str, ...]] = ("bedrock.B3",)
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Claude takes text next to its toolUse: only the model (in the URL) says this one does not.
+        return not wants_tool_use_alone(ctx.model)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if not wants_tool_use_alone(ctx.model):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .._ir import CALL, Part, Transcript
-from ..dialects.gemini import signed
+from ..dialects.gemini import signed, unsigned_calls
 from ..validation._gemini import signature_required
 from ._base import Context, Rule
 
@@ -47,17 +47,19 @@ class MissingThoughtSignature(Rule):
     """
 
     code = "GM003"
+    looks_past_format = True
     name = "missing-thought-signature"
     apis = frozenset({"gemini"})
     also_for = frozenset({("openai-chat", "gemini")})
     fixes: ClassVar[tuple[str, ...]] = ("gemini.G4",)
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        # Asked only of a Chat body bound for Gemini (in Gemini's own format it is the format's).
-        if ctx.api != "openai-chat":
-            return False
+        # A Gemini 3 transcript without thought signatures is a valid Gemini 2 one: only the model,
+        # which a native body does not name, tells them apart.
         if ctx.policy.missing_thought_signature != "dummy" or not signature_required(ctx.model):
             return True
+        if ctx.api == "gemini":
+            return not unsigned_calls(body)
         for m in body["messages"]:
             calls = m.get("tool_calls") if m.get("role") == "assistant" else None
             if calls and _signed_tool_call(calls[0]) is not None:

@@ -3,13 +3,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .._ir import THINKING, Part, Transcript
+from ..dialects.anthropic_messages import THINKING_BLOCKS
 from ..validation._openai_chat import deepseek_thinks, moonshot_takes_empty_reasoning, moonshot_thinks
 from ._base import Context, Rule
 
 # What a lost thinking block is replaced with on DeepSeek's Anthropic endpoint: empty, like the
 # Chat endpoint's empty reasoning_content, with the signature field an Anthropic client keeps.
 _STAND_IN_THINKING = {"type": "thinking", "thinking": "", "signature": ""}
-_THINKING = frozenset(("thinking", "redacted_thinking"))
 
 
 class MissingReasoningContent(Rule):
@@ -63,7 +63,7 @@ class MissingReasoningContent(Rule):
         messages = body["messages"]
         if ctx.api == "anthropic-messages":
             return not deepseek_thinks(body) or all(
-                any(type(block) is dict and block.get("type") in _THINKING for block in m["content"])
+                any(type(block) is dict and block.get("type") in THINKING_BLOCKS for block in m["content"])
                 for m in messages
                 if m.get("role") == "assistant"
                 and type(m["content"]) is list

@@ -212,8 +212,8 @@ def _litellm_messages(role: str, content: str | list[dict[str, Any]]) -> list[di
 def validate_via_converse(body: object, model: str | None = None) -> list[Violation]:
     """A Chat body as a gateway sends it to Bedrock's Converse API, checked by Bedrock's rules; each
     violation's ``message_index`` points at the first Chat message of the turn it is about."""
-    b, _ = parse(body)
-    turns, index_map = converse_view(b)
+    b, messages = parse(body)
+    turns, index_map = _converse_turns(messages)
     converse: dict[str, Any] = {"messages": turns}
     if b.get("tools"):
         converse["toolConfig"] = {"tools": b["tools"]}
@@ -227,7 +227,10 @@ def validate_via_converse(body: object, model: str | None = None) -> list[Violat
 def converse_view(body: object) -> tuple[list[dict[str, Any]], list[int]]:
     """The Converse turns a gateway makes of a Chat body (what the rules look at), and for each the
     index of the first Chat message in it."""
-    _, messages = parse(body)
+    return _converse_turns(parse(body)[1])
+
+
+def _converse_turns(messages: list[Any]) -> tuple[list[dict[str, Any]], list[int]]:
     turns: list[dict[str, Any]] = []
     index_map: list[int] = []
     i, n = 0, len(messages)
