@@ -47,6 +47,14 @@ PRODUCED = frozenset(
 _REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o[1-9]|gpt-5|codex)(?!.*-chat)", re.IGNORECASE)
 
 
+# What OpenAI takes for an item id: letters, digits, underscores and dashes (the empty string is not one).
+_ITEM_ID = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def valid_item_id(ident: str) -> bool:
+    return _ITEM_ID.fullmatch(ident) is not None
+
+
 def reasoning_model(model: object) -> bool:
     return isinstance(model, str) and _REASONING_MODEL.match(model) is not None
 
@@ -106,7 +114,7 @@ class OpenAIResponses(Dialect):
             ident = item.get("id")
             if ident is not None:
                 # Membership tests hash: an id (or a type) that is not a string is for parse() to reject.
-                if type(ident) is not str or ident in ids:
+                if type(ident) is not str or ident in ids or not valid_item_id(ident):
                     return False
                 add_id(ident)
             # Messages first: most items are.

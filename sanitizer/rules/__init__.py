@@ -71,6 +71,8 @@ from .rs002_foreign_output_id import ForeignOutputId
 from .rs003_call_id_without_reasoning import CallIdWithoutReasoning
 from .rs004_unstored_item import UnstoredItem
 from .rs005_duplicate_item_id import DuplicateItemId
+from .rs006_invalid_item_id import InvalidItemId
+from .rs007_reasoning_without_summary import ReasoningWithoutSummary
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -81,6 +83,8 @@ from .tp007_duplicate_tool_call import DuplicateToolCall
 
 RULES: tuple[Rule, ...] = (
     SystemRoleMessage(),
+    InvalidItemId(),
+    ReasoningWithoutSummary(),
     UnstoredItem(),
     DuplicateItemId(),
     ForeignOutputId(),

@@ -125,6 +125,18 @@ _CODES = (
             "R7": (rs.R7,),
         },
     ),
+    Code(
+        "responses.R9",
+        _RESPONSES,
+        (rs.R9,),
+        "AAswordman/Operit#797 (OpenAI), microsoft/agent-framework-go#783 (Azure) (not in the catalogue)",
+    ),
+    Code(
+        "responses.R10",
+        _RESPONSES,
+        (rs.R10,),
+        "microsoft/agent-framework-go#783 (Azure), anomalyco/opencode#25065 (not in the catalogue)",
+    ),
     *_section("gemini", 4, _GEMINI, {"G1": (gm.G1,), "G2": (gm.G2,), "G3": (gm.G3,), "G4": (gm.G4,)}),
     Code(
         "gemini.G5",

@@ -1,11 +1,18 @@
 """OpenAI Responses rules (catalogue section 3).
 
-Check order: R7 (empty ``call_id``, in body order), R6 (duplicate item ``id``, at the second
-occurrence), R5 (with ``store: false``, items only the server's store could resolve: reasoning
-without ``encrypted_content`` and ``item_reference`` items; HTTP 404), then the pairing and
-reasoning checks sorted by item index: R2 (an output whose call is not earlier in the input), R1
-(a call with no output after it), R3 (a reasoning item not followed by the item it produced), R4
-(a function call replayed with its ``fc_`` item id but without its reasoning item).
+Check order: first each item's shape, in body order: R10 (an item ``id`` OpenAI cannot take:
+empty, or with characters other than letters, digits, ``_`` and ``-``), R7 (an empty
+``call_id``), R9 (a reasoning item without ``summary``, which OpenAI requires even when empty).
+Then R6 (duplicate item ``id``, at the second occurrence), R5 (with ``store: false``, items only
+the server's store could resolve: reasoning without ``encrypted_content`` and ``item_reference``
+items; HTTP 404), then the pairing and reasoning checks sorted by item index: R2 (an output whose
+call is not earlier in the input), R1 (a call with no output after it), R3 (a reasoning item not
+followed by the item it produced), R4 (a function call replayed with its ``fc_`` item id but
+without its reasoning item).
+
+R9 and R10 are not in the catalogue. R9: AAswordman/Operit#797 (OpenAI), microsoft/agent-framework-go#783
+(Azure), GizClaw/flowcraft PR#528. R10: microsoft/agent-framework-go#783 (Azure),
+anomalyco/opencode#25065, stacklok/mecatl#406.
 
 R1 and R2 match by ``call_id``, as OpenAI does, not by position. An output that carries an item
 ``id`` which is not an output item id (``fco_...``, ``ctco_...``; a client that copied the call id
@@ -48,7 +55,14 @@ R7 = (
     "Invalid 'input[{n}].call_id': empty string. "
     "Expected a string with minimum length 1, but got an empty string instead."
 )
+R9 = "Missing required parameter: 'input[{n}].summary'."
+R10 = (
+    "Invalid 'input[{n}].id': '{id}'. Expected an ID that contains letters, numbers, underscores, or dashes, "
+    "but this value contained additional characters."
+)
 
+# What OpenAI takes for an item id; anything else, the empty string included, is refused (R10).
+_ITEM_ID = re.compile(r"[A-Za-z0-9_-]+")
 _CALLS = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 _OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
 # The item ids OpenAI gives outputs; any other id makes the server ignore the output.
@@ -97,9 +111,18 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
 
     out: list[Violation] = []
     for n, (kind, d) in enumerate(items):
+        ident = d.get("id")
+        if isinstance(ident, str) and not _ITEM_ID.fullmatch(ident):
+            text = R10.format(n=n, id=ident)
+            out.append(violation(provider, "responses.R10", text, n, param=f"input[{n}].id", code="invalid_value"))
         if (kind in _CALLS or kind in _OUTPUTS) and d["call_id"] == "":
             param = f"input[{n}].call_id"
             out.append(violation(provider, "responses.R7", R7.format(n=n), n, param=param, code="empty_string"))
+        if kind == "reasoning" and "summary" not in d:
+            param = f"input[{n}].summary"
+            out.append(
+                violation(provider, "responses.R9", R9.format(n=n), n, param=param, code="missing_required_parameter")
+            )
     seen: set[str] = set()
     for n, (_, d) in enumerate(items):
         ident = d.get("id")

@@ -2,7 +2,7 @@
 
 Each broken body goes first straight to the strict emulator with the official SDK, which answers
 the provider's own error text; then through Suture in front of the same emulator, which repairs
-it (rules RS001-RS005, TP004's fold) and gets a 200. What reached the emulator is read back from
+it (rules RS001-RS007, TP004's fold) and gets a 200. What reached the emulator is read back from
 its record, so the test sees the repaired body itself.
 """
 
@@ -211,6 +211,36 @@ CASES = [
         "Duplicate item found with id fc_1. Remove duplicate items from your input and try again.",
     ),
     Broken(
+        "RS006-encrypted-reasoning-with-empty-id",
+        {
+            "model": "gpt-5",
+            "store": False,
+            "input": [
+                user("weather?"),
+                reasoning("", encrypted_content="gAAAAB-opaque"),
+                call("call_1"),
+                output("call_1"),
+                user(NEXT),
+            ],
+        },
+        "Invalid 'input[1].id': ''. Expected an ID that contains letters, numbers, underscores, or dashes, "
+        "but this value contained additional characters.",
+    ),
+    Broken(
+        "RS007-reasoning-without-summary",
+        {
+            "model": "gpt-5",
+            "input": [
+                user("weather?"),
+                {"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAAAB-opaque"},
+                call("call_1", id="fc_1"),
+                output("call_1"),
+                user(NEXT),
+            ],
+        },
+        "Missing required parameter: 'input[1].summary'.",
+    ),
+    Broken(
         "TP004-orphan-output-folded",
         {"model": "gpt-4.1", "input": [user("weather?"), output("call_gone"), user(NEXT)]},
         "No tool call found for function call output with call_id call_gone.",
@@ -265,6 +295,25 @@ def test_the_repaired_items_are_the_ones_expected(stack: Stack) -> None:
         user(f"Result of tool call call_gone returned earlier: {OUTPUT}"),
         user(NEXT),
     ]
+
+
+def test_a_reasoning_item_keeps_its_encrypted_content_when_its_shape_is_repaired(stack: Stack) -> None:
+    """RS006 takes the blank id off, RS007 gives back the summary; what the model reasoned stays."""
+    body = {
+        "model": "gpt-5",
+        "store": False,
+        "input": [
+            user("weather?"),
+            {"type": "reasoning", "id": "", "encrypted_content": "gAAAAB-opaque"},
+            call("call_1"),
+            output("call_1"),
+            user(NEXT),
+        ],
+    }
+    with stack.openai(direct=False) as client:
+        raw = client.responses.with_raw_response.create(**body)
+    assert raw.headers["x-suture-repairs"] == "2"
+    assert stack.forwarded()["input"][1] == {"type": "reasoning", "encrypted_content": "gAAAAB-opaque", "summary": []}
 
 
 # --- Orphan tool results, every format: folded into the user turn ------------------------------

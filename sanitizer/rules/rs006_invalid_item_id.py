@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from typing import ClassVar
+
+from .._ir import THINKING, Entry, Part, Transcript
+from ..dialects.openai_responses import stored_reasoning, valid_item_id
+from ._base import Context, Rule
+from ._items import whole, without_id
+
+
+class InvalidItemId(Rule):
+    """
+    What it repairs:
+        An OpenAI Responses input item whose ``id`` OpenAI cannot take: the empty string (a
+        client that kept a reasoning item's encrypted content but lost its id, an SDK that
+        serialises a required id even when it is blank), or an id with other characters than
+        letters, digits, ``_`` and ``-`` (one a gateway made up).
+
+    Why:
+        OpenAI Responses (and Azure): "Invalid 'input[2].id': ''. Expected an ID that contains
+        letters, numbers, underscores, or dashes, but this value contained additional
+        characters." (microsoft/agent-framework-go#783, anomalyco/opencode#25065)
+
+    Example:
+        Before: user "hi" / reasoning (id "", encrypted_content "gAAA...") / function_call
+                call_1 / output call_1
+        After:  user "hi" / reasoning (no id, encrypted_content "gAAA...") / function_call
+                call_1 / output call_1
+        Before: user "hi" / reasoning (id "", no encrypted_content) / assistant "hello"
+        After:  user "hi" / assistant "hello"
+
+    Safety:
+        Removes the ``id`` field only: the item, its content and its ``call_id`` stay. An item
+        without an id is one the server takes as sent (encrypted reasoning is read from its
+        ``encrypted_content``, as Codex sends it). A reasoning item with neither a usable id nor
+        encrypted content is one the server can neither look up nor read, so it is removed, and
+        kept whole in the repair record. A valid id is never touched.
+    """
+
+    code = "RS006"
+    name = "invalid-item-id"
+    apis = frozenset({"openai-responses"})
+    fixes: ClassVar[tuple[str, ...]] = ("responses.R10",)
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        removals: list[tuple[Entry, list[Part]]] = []
+        for entry in transcript.entries:
+            doomed: list[Part] = []
+            for n, part in enumerate(entry.parts):
+                ident = part.raw.get("id")
+                if not isinstance(ident, str) or valid_item_id(ident):
+                    continue
+                if part.kind == THINKING and stored_reasoning(part.raw):
+                    doomed.append(part)
+                    ctx.report(
+                        self,
+                        "dropped",
+                        entry,
+                        None,
+                        f"removed a reasoning item with the id {ident!r} and no encrypted content, "
+                        f"which the server can neither look up nor read; the item was: {whole(part)}",
+                    )
+                    continue
+                ctx.report(self, "stripped", entry, part.call_id, f"removed the id {ident!r}, which OpenAI refuses")
+                entry.parts[n] = without_id(part)
+                entry.dirty = True
+            if doomed:
+                removals.append((entry, doomed))
+        transcript.remove_parts(removals)
