@@ -71,6 +71,14 @@ DIALECTS.update(
         if provider != "openai" and not provider.endswith("-openai-compat")
     }
 )
+# And those that serve the Responses API (Azure OpenAI): ``/azure/v1/responses``.
+DIALECTS.update(
+    {
+        f"/{provider}/v1/responses": dataclasses.replace(openai_responses.DIALECT, checks=provider)
+        for provider in PROVIDERS["openai-responses"]
+        if provider != "openai"
+    }
+)
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 _MODELS = {
@@ -106,7 +114,8 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     as Vertex AI serves them, ``/v1[beta1]/[projects/{p}/locations/{l}/]publishers/google/models/...``,
     with Vertex's texts), Gemini's OpenAI-compatible ``/v1beta/openai/chat/completions``, the other
     OpenAI-compatible providers' ``/{provider}/v1/chat/completions`` (``azure``, ``mistral``,
-    ``deepseek``, ``groq``, ``moonshot``, ``minimax``, ``openrouter``, ``vllm``: their rules and texts),
+    ``deepseek``, ``groq``, ``moonshot``, ``minimax``, ``openrouter``, ``vllm``: their rules and texts)
+    and Azure's ``/azure/v1/responses``,
     Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
     ``GET /healthz``.
 

@@ -55,6 +55,26 @@ def valid_item_id(ident: str) -> bool:
     return _ITEM_ID.fullmatch(ident) is not None
 
 
+# The prefix OpenAI gives each kind of item's id; an id of another shape is refused (R12).
+ID_PREFIX = {"message": "msg", "function_call": "fc", "reasoning": "rs"}
+
+
+def misnamed_item_id(item: dict[str, Any]) -> bool:
+    """An item ``id`` OpenAI cannot take: not letters, digits, ``_`` and ``-``, or not the prefix
+    OpenAI gives that kind of item (the Agents SDK's ``__fake_id__``)."""
+    ident = item.get("id")
+    if type(ident) is not str:
+        return False
+    kind = item.get("type", "message")
+    prefix = ID_PREFIX.get(kind) if type(kind) is str else None
+    return not valid_item_id(ident) or (prefix is not None and not ident.startswith(prefix))
+
+
+def chained(body: dict[str, Any]) -> bool:
+    """The request continues a stored response chain or a conversation."""
+    return body.get("previous_response_id") is not None or body.get("conversation") is not None
+
+
 def reasoning_model(model: object) -> bool:
     return isinstance(model, str) and _REASONING_MODEL.match(model) is not None
 
@@ -97,13 +117,12 @@ class OpenAIResponses(Dialect):
             return True
         if type(items) is not list:
             return False
-        chained = self.history_elsewhere(body)
+        in_chain = chained(body)
         pending: set[Any] = set()
         seen: set[Any] = set()
         # A clean body holds no reasoning item, so in a reasoning model's body an item id on a
         # call or an assistant answer may be an fc_ or msg_ id replayed without its reasoning.
-        ids_need_reasoning = reasoning_model(body.get("model")) and not chained
-        unstored = body.get("store") is False
+        ids_need_reasoning = reasoning_model(body.get("model")) and not in_chain
         ids: set[str] = set()
         add_id = ids.add
         previous = None
@@ -114,7 +133,7 @@ class OpenAIResponses(Dialect):
             ident = item.get("id")
             if ident is not None:
                 # Membership tests hash: an id (or a type) that is not a string is for parse() to reject.
-                if type(ident) is not str or ident in ids or not valid_item_id(ident):
+                if type(ident) is not str or ident in ids or misnamed_item_id(item):
                     return False
                 add_id(ident)
             # Messages first: most items are.
@@ -139,18 +158,23 @@ class OpenAIResponses(Dialect):
                     return False
                 if answered in pending:
                     pending.discard(answered)
-                elif not chained:
+                elif not in_chain:
                     return False
-            elif pending or kind == "reasoning" or (unstored and kind == "item_reference"):
-                # Reasoning items and calls still waiting for outputs take the careful path.
+            elif pending or kind == "reasoning" or kind == "item_reference":
+                # Reasoning items, references to stored items and calls still waiting for outputs
+                # take the careful path.
                 return False
             previous = kind
         return not pending
 
     def history_elsewhere(self, body: dict[str, Any]) -> bool:
         """With ``previous_response_id`` or a ``conversation``, earlier items (calls an output
-        answers, reasoning a call was produced with) live on the server, not in ``input``."""
-        return body.get("previous_response_id") is not None or body.get("conversation") is not None
+        answers, reasoning a call was produced with) live on the server, not in ``input``; an
+        ``item_reference`` brings in a stored item whose call id the body does not show."""
+        if chained(body):
+            return True
+        items = body.get("input")
+        return type(items) is list and any(type(i) is dict and i.get("type") == "item_reference" for i in items)
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         entries: list[Entry] = []

@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from .._ir import RESULT, Entry, Part, Transcript
+from ..dialects.openai_responses import chained
 from ..rules._base import Context
 from ..validation._responses import R1
 from ._strategy import Strategy
@@ -43,7 +44,7 @@ class AnswerStoredCall(Strategy):
     name = "answer-stored-call"
 
     def repair(self, transcript: Transcript, ctx: Context, target: Named) -> None:
-        if ctx.api != "openai-responses" or not ctx.dialect.history_elsewhere(transcript.body):
+        if ctx.api != "openai-responses" or not chained(transcript.body):
             return
         found = _UNANSWERED.search(target.message.strip())
         if found is None:

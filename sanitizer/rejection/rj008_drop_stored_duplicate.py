@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from .._ir import Transcript
+from ..dialects.openai_responses import chained
 from ..rules._base import Context
 from ..validation._responses import R6
 from ._strategy import Strategy
@@ -40,7 +41,7 @@ class DropStoredDuplicate(Strategy):
     name = "drop-stored-duplicate"
 
     def repair(self, transcript: Transcript, ctx: Context, target: Named) -> None:
-        if ctx.api != "openai-responses" or not ctx.dialect.history_elsewhere(transcript.body):
+        if ctx.api != "openai-responses" or not chained(transcript.body):
             return
         found = _DUPLICATE.search(target.message)
         if found is None:

@@ -73,6 +73,7 @@ from .rs004_unstored_item import UnstoredItem
 from .rs005_duplicate_item_id import DuplicateItemId
 from .rs006_invalid_item_id import InvalidItemId
 from .rs007_reasoning_without_summary import ReasoningWithoutSummary
+from .rs008_reasoning_without_id import ReasoningWithoutId
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -84,6 +85,7 @@ from .tp007_duplicate_tool_call import DuplicateToolCall
 RULES: tuple[Rule, ...] = (
     SystemRoleMessage(),
     InvalidItemId(),
+    ReasoningWithoutId(),
     ReasoningWithoutSummary(),
     UnstoredItem(),
     DuplicateItemId(),

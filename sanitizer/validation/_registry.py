@@ -137,6 +137,18 @@ _CODES = (
         (rs.R10,),
         "microsoft/agent-framework-go#783 (Azure), anomalyco/opencode#25065 (not in the catalogue)",
     ),
+    Code(
+        "responses.R11",
+        ("azure",),
+        (rs.R11,),
+        "openai/codex#3451 (Azure; OpenAI takes it, openai/codex PR#3528) (not in the catalogue)",
+    ),
+    Code(
+        "responses.R12",
+        _RESPONSES,
+        (rs.R12,),
+        "openai/openai-agents-python#2293, openai/openai-cs-agents-demo#34 (not in the catalogue)",
+    ),
     *_section("gemini", 4, _GEMINI, {"G1": (gm.G1,), "G2": (gm.G2,), "G3": (gm.G3,), "G4": (gm.G4,)}),
     Code(
         "gemini.G5",

@@ -1,24 +1,30 @@
 """OpenAI Responses rules (catalogue section 3).
 
 Check order: first each item's shape, in body order: R10 (an item ``id`` OpenAI cannot take:
-empty, or with characters other than letters, digits, ``_`` and ``-``), R7 (an empty
-``call_id``), R9 (a reasoning item without ``summary``, which OpenAI requires even when empty).
-Then R6 (duplicate item ``id``, at the second occurrence), R5 (with ``store: false``, items only
-the server's store could resolve: reasoning without ``encrypted_content`` and ``item_reference``
-items; HTTP 404), then the pairing and reasoning checks sorted by item index: R2 (an output whose
-call is not earlier in the input), R1 (a call with no output after it), R3 (a reasoning item not
-followed by the item it produced), R4 (a function call replayed with its ``fc_`` item id but
-without its reasoning item).
+empty, or with characters other than letters, digits, ``_`` and ``-``), else R12 (an id without
+the prefix OpenAI gives that kind of item: ``msg``, ``fc``, ``rs``), else, on Azure, R11 (a
+reasoning item without an ``id``, which OpenAI takes with its encrypted content and Azure does
+not); R7 (an empty ``call_id``), R9 (a reasoning item without ``summary``, which OpenAI requires
+even when empty). Then R6 (duplicate item ``id``, at the second occurrence), R5 (with ``store:
+false``, items only the server's store could resolve: reasoning without ``encrypted_content``
+and ``item_reference`` items; HTTP 404, 400 on Azure), then the pairing and reasoning checks
+sorted by item index: R2 (an output whose call is not earlier in the input), R1 (a call with no
+output after it), R3 (a reasoning item not followed by the item it produced), R4 (a function
+call replayed with its ``fc_`` item id but without its reasoning item).
 
-R9 and R10 are not in the catalogue. R9: AAswordman/Operit#797 (OpenAI), microsoft/agent-framework-go#783
-(Azure), GizClaw/flowcraft PR#528. R10: microsoft/agent-framework-go#783 (Azure),
-anomalyco/opencode#25065, stacklok/mecatl#406.
+R9 to R12 are not in the catalogue. R9: AAswordman/Operit#797 (OpenAI),
+microsoft/agent-framework-go#783 (Azure), GizClaw/flowcraft PR#528. R10:
+microsoft/agent-framework-go#783 (Azure), anomalyco/opencode#25065, stacklok/mecatl#406. R11:
+openai/codex#3451 (Azure; OpenAI takes it: openai/codex PR#3528). R12:
+openai/openai-agents-python#2293, openai/openai-cs-agents-demo#34 (the Agents SDK's
+``__fake_id__``).
 
 R1 and R2 match by ``call_id``, as OpenAI does, not by position. An output that carries an item
 ``id`` which is not an output item id (``fco_...``, ``ctco_...``; a client that copied the call id
 there) is not counted as the call's output: its call gets R1 (at the output when the call lives in
-the ``previous_response_id`` chain). With ``previous_response_id`` or a ``conversation`` the calls
-may live on the server, so R2 and R4 are not checked then. A string ``input`` has no items to check.
+the ``previous_response_id`` chain). With ``previous_response_id``, a ``conversation`` or an
+``item_reference`` the calls may live on the server, so R2 and R4 are not checked then. A
+string ``input`` has no items to check.
 
 R3 also covers a stored reasoning item (an ``id`` and no ``encrypted_content``) followed by an
 item without an ``id``: the server pairs the reasoning with the very item it produced, by id
@@ -56,13 +62,17 @@ R7 = (
     "Expected a string with minimum length 1, but got an empty string instead."
 )
 R9 = "Missing required parameter: 'input[{n}].summary'."
+R11 = "Missing required parameter: 'input[{n}].id'."
 R10 = (
     "Invalid 'input[{n}].id': '{id}'. Expected an ID that contains letters, numbers, underscores, or dashes, "
     "but this value contained additional characters."
 )
+R12 = "Invalid 'input[{n}].id': '{id}'. Expected an ID that begins with '{prefix}'."
 
 # What OpenAI takes for an item id; anything else, the empty string included, is refused (R10).
 _ITEM_ID = re.compile(r"[A-Za-z0-9_-]+")
+# The prefix OpenAI gives each kind of item's id; another one is refused (R12).
+_ID_PREFIX = {"message": "msg", "function_call": "fc", "reasoning": "rs"}
 _CALLS = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 _OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
 # The item ids OpenAI gives outputs; any other id makes the server ignore the output.
@@ -115,6 +125,14 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
         if isinstance(ident, str) and not _ITEM_ID.fullmatch(ident):
             text = R10.format(n=n, id=ident)
             out.append(violation(provider, "responses.R10", text, n, param=f"input[{n}].id", code="invalid_value"))
+        elif isinstance(ident, str) and kind in _ID_PREFIX and not ident.startswith(_ID_PREFIX[kind]):
+            text = R12.format(n=n, id=ident, prefix=_ID_PREFIX[kind])
+            out.append(violation(provider, "responses.R12", text, n, param=f"input[{n}].id", code="invalid_value"))
+        elif kind == "reasoning" and ident is None and provider == "azure":
+            param = f"input[{n}].id"
+            out.append(
+                violation(provider, "responses.R11", R11.format(n=n), n, param=param, code="missing_required_parameter")
+            )
         if (kind in _CALLS or kind in _OUTPUTS) and d["call_id"] == "":
             param = f"input[{n}].call_id"
             out.append(violation(provider, "responses.R7", R7.format(n=n), n, param=param, code="empty_string"))
@@ -136,10 +154,17 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             ident = d.get("id")
             if isinstance(ident, str) and ident and (kind == "item_reference" or _stored_reasoning(kind, d)):
                 text = R5.format(id=ident)
-                out.append(violation(provider, "responses.R5", text, n, status=404, param="input", code=None))
+                # OpenAI answers 404 (not found); Azure 400 (earendil-works/pi#6409).
+                status = 400 if provider == "azure" else 404
+                out.append(violation(provider, "responses.R5", text, n, status=status, param="input", code=None))
 
     # Earlier items may live on the server: the stored chain, or a conversation.
-    chained = b.get("previous_response_id") is not None or b.get("conversation") is not None
+    # An item_reference brings in a stored item (a call, say) whose call_id the body does not show.
+    chained = (
+        b.get("previous_response_id") is not None
+        or b.get("conversation") is not None
+        or any(kind == "item_reference" for kind, _ in items)
+    )
     model = b.get("model")
     reasoning_model = isinstance(model, str) and _REASONING_MODEL.match(model) is not None
     ordered: list[Violation] = []

@@ -495,3 +495,31 @@ def test_a_valid_body_reaches_its_provider_byte_for_byte(
     forwarded = stack.forwarded()[-1]
     assert forwarded["path"] == f"/{upstream}/v1/chat/completions"
     assert forwarded["raw_sha256"] == hashlib.sha256(raw).hexdigest()
+
+
+def test_an_azure_responses_request_gets_azure_s_rules(stack: Stack) -> None:
+    """A stateless Responses replay (Codex CLI, store false) routed to Azure: the reasoning item
+    without its id, which OpenAI takes and Azure refuses, is removed (RS008); the answer stays."""
+    body = {
+        "model": "azure-gpt-5",
+        "store": False,
+        "include": ["reasoning.encrypted_content"],
+        "input": [
+            {"type": "message", "role": "user", "content": "hi"},
+            {"type": "reasoning", "summary": [], "encrypted_content": "gAAAAB-opaque"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hey!"}]},
+            {"type": "message", "role": "user", "content": "what can you do?"},
+        ],
+    }
+    with stack.direct_client("azure") as direct, pytest.raises(openai.BadRequestError) as rejected:
+        direct.responses.create(**body)
+    assert provider_message(rejected.value) == "Missing required parameter: 'input[1].id'."
+
+    with stack.client(direct=False) as client:
+        raw = client.responses.with_raw_response.create(**body)
+    assert raw.headers["x-suture-repairs"] == "1"
+    assert raw.parse().output_text.startswith("Emulated reply.")
+    forwarded = stack.forwarded()[-1]
+    assert forwarded["path"] == "/azure/v1/responses"
+    assert [item["type"] for item in forwarded["body"]["input"]] == ["message", "message", "message"]
+    assert forwarded["body"]["input"][1]["content"][0]["text"] == "Hey!"
