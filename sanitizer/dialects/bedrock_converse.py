@@ -48,6 +48,10 @@ class BedrockConverse(Dialect):
                 ]
                 if len(answered) != len(content) or any(type(a) is not str for a in answered):
                     return False
+                if any(
+                    b["toolResult"].get("status") == "error" and not b["toolResult"].get("content") for b in content
+                ):
+                    return False
                 if sorted(answered) != sorted(pending):
                     return False
                 pending = set()

@@ -48,6 +48,7 @@ from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
 from .br004_tool_use_with_text import ToolUseWithText
+from .br005_empty_error_result import EmptyErrorResult
 from .gm001_consecutive_model_turns import ConsecutiveModelTurns
 from .gm002_call_turn_without_user_turn import CallTurnWithoutUserTurn
 from .gm003_missing_thought_signature import MissingThoughtSignature
@@ -124,6 +125,7 @@ RULES: tuple[Rule, ...] = (
     ToolResultsWithText(),
     ConsecutiveSameRole(),
     ToolUseWithText(),
+    EmptyErrorResult(),
     ConversationStartsWithAssistant(),
     ChatRoleRuns(),
     CallTurnWithoutUserTurn(),

@@ -1,6 +1,6 @@
 """Bedrock Converse rules (catalogue section 5). Converse does not merge same-role messages.
 
-Check order: B8 (first message not user), B7 (same role twice in a row, at the second), then per
+Check order: B8 (first message not user, or no message at all), B7 (same role twice in a row, at the second), then per
 message in body order B6 (empty content; empty error ``toolResult``) and B5 (blank text), then
 B9 (``toolUseId`` pattern and length), B4 (tool blocks without ``toolConfig``), B3 (tool results
 mixed with conversation blocks; for the models in TOOL_USE_ALONE_MODELS, tool uses too), then
@@ -88,8 +88,8 @@ def validate_bedrock(body: object, provider: str = "bedrock", model: str | None 
     def add(rule: str, text: str, index: int | None) -> None:
         out.append(violation(provider, f"bedrock.{rule}", text, index))
 
-    if messages and messages[0][0] != "user":
-        add("B8", B8, 0)
+    if not messages or messages[0][0] != "user":
+        add("B8", B8, 0 if messages else None)
     for i in range(1, len(messages)):
         if messages[i][0] == messages[i - 1][0]:
             add("B7", B7, i)

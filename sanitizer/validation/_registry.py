@@ -212,10 +212,11 @@ UNREPAIRABLE: Mapping[str, str] = MappingProxyType(
     {
         "anthropic.A13": "a thinking block the client dropped: the API takes only the signed original, which no "
         "repair can recreate (thinking that is there but misplaced is moved first by AN011)",
-        "anthropic.A20": "a request sent with no message: its prompt never reached the request, and a "
-        "placeholder would hide that (AN007 covers a conversation that repairs emptied)",
-        "gemini.G6": "a request sent with no contents: its prompt never reached the request (AN007 covers "
-        "contents that repairs emptied)",
+        "anthropic.A20": "a request sent with neither a message nor a system prompt: its prompt never reached "
+        "the request, and a placeholder would hide that (AN007 covers a conversation that repairs emptied, "
+        "and a system prompt sent alone)",
+        "gemini.G6": "a request sent with neither contents nor a system instruction: its prompt never reached "
+        "the request (AN007 covers contents that repairs emptied, and a system instruction sent alone)",
     }
 )
 

@@ -475,3 +475,42 @@ def _bedrock(base: str, key: str | None) -> Any:
             "before-sign.bedrock-runtime.*", lambda request, **_: request.headers.__setitem__("x-api-key", key)
         )
     return bedrock
+
+
+def test_bedrock_failed_tool_without_a_message_gets_one(stack: Stack) -> None:
+    args: dict[str, Any] = {
+        "modelId": BEDROCK_MODEL,
+        "toolConfig": {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": {"type": "object"}}}}]},
+        "messages": [
+            {"role": "user", "content": [{"text": "weather?"}]},
+            {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {}}}]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "content": [], "status": "error"}}]},
+        ],
+    }
+    with pytest.raises(ClientError) as info:
+        _bedrock(stack.emulator, None).converse(**args)
+    assert info.value.response["Error"]["Message"] == (
+        "The content field at messages.2.content.0.toolResult cannot be empty when status value is error."
+    )
+    reply = _bedrock(stack.suture, CLIENT_KEY).converse(**args)
+    assert reply["output"]["message"]["role"] == "assistant"
+    result = stack.forwarded()["messages"][2]["content"][0]["toolResult"]
+    assert result == {
+        "toolUseId": "t1",
+        "content": [{"text": "The tool failed without an error message."}],
+        "status": "error",
+    }
+
+
+def test_bedrock_instructions_without_a_message_get_a_user_message(stack: Stack) -> None:
+    args: dict[str, Any] = {"modelId": BEDROCK_MODEL, "system": [{"text": "Say hello in French."}], "messages": []}
+    with pytest.raises(ClientError) as info:
+        _bedrock(stack.emulator, None).converse(**args)
+    assert info.value.response["Error"]["Message"] == (
+        "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+    )
+    reply = _bedrock(stack.suture, CLIENT_KEY).converse(**args)
+    assert reply["output"]["message"]["role"] == "assistant"
+    forwarded = stack.forwarded()
+    assert forwarded["system"] == [{"text": "Say hello in French."}]
+    assert forwarded["messages"] == [{"role": "user", "content": [{"text": "(empty message)"}]}]

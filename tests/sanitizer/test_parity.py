@@ -38,6 +38,10 @@ class Trigger:
 _U = {"role": "user", "content": "hi"}
 # Codes no fixture or corpus body reaches.
 HAND: tuple[Trigger, ...] = (
+    # A request with neither a message nor a system prompt: the unrepairable form of A20.
+    Trigger(
+        "no-prompt-at-all", "anthropic-messages", "anthropic", None, {"model": "claude-sonnet-4-5", "messages": []}
+    ),
     Trigger(
         "system-in-messages",
         "anthropic-messages",
