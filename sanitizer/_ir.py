@@ -50,6 +50,8 @@ class Transcript:
     entries: list[Entry]
     body: dict[str, Any]
     body_updates: dict[str, Any] = field(default_factory=dict)
+    body_removals: set[str] = field(default_factory=set)
+    """Top-level fields the repaired body leaves out (an optional field no value is valid for)."""
     key: str = "messages"
     """The body field that holds the transcript (``messages``, ``input``, ``contents``)."""
 
@@ -86,8 +88,10 @@ class Transcript:
             self.entries = [e for e in self.entries if id(e) not in emptied]
 
     def render(self, render_entry: Callable[[Entry], Any]) -> dict[str, Any]:
-        """A new body: the input's fields, any replaced top-level fields, the rendered messages."""
+        """A new body: the input's fields, any replaced or removed top-level fields, the rendered messages."""
         body = dict(self.body)
         body.update(self.body_updates)
+        for key in self.body_removals:
+            body.pop(key, None)
         body[self.key] = [render_entry(entry) for entry in self.entries]
         return body

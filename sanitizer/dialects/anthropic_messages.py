@@ -12,6 +12,8 @@ from ._shape import messages_of, require_id, require_object, require_sides, type
 
 ROLES = ("user", "assistant")
 TOOL_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+# Server tools' ids (server_tool_use and its result) are Anthropic's own: ``srvtoolu_...``.
+SERVER_TOOL_ID = re.compile(r"^srvtoolu_[a-zA-Z0-9_]+\Z")
 _SERVER_CALLS = frozenset(("server_tool_use", "mcp_tool_use"))
 # The block types of thinking, which rules read on the body itself too.
 THINKING_BLOCKS = frozenset(("thinking", "redacted_thinking"))
@@ -34,7 +36,7 @@ class AnthropicMessages(Dialect):
         # Server calls opened in the current assistant turn (consecutive assistant messages).
         turn_servers: set[Any] = set()
         last = len(messages) - 1
-        if _trailing_whitespace(messages[last]):
+        if _trailing_whitespace(messages[last]) or _blank_system(body.get("system")):
             return False
         thinking = body.get("thinking")
         if _final_thinking(messages[last], type(thinking) is dict and thinking.get("type") == "enabled"):
@@ -101,9 +103,14 @@ class AnthropicMessages(Dialect):
                         # The first block was checked first: a dict whose type is a string.
                         if content[0]["type"] not in THINKING_BLOCKS:
                             return False
+                        # Thinking without its signature, which no request can carry.
+                        if kind == "thinking" and block.get("signature", "") == "":
+                            return False
                     elif kind in _SERVER_CALLS:
                         server_id = block.get("id")
                         if type(server_id) is not str:
+                            return False
+                        if kind == "server_tool_use" and not SERVER_TOOL_ID.match(server_id):
                             return False
                         server_calls.add(server_id)
                         turn_servers.add(server_id)
@@ -112,6 +119,8 @@ class AnthropicMessages(Dialect):
                     elif kind.endswith("_tool_result"):
                         answered = block.get("tool_use_id")
                         if type(answered) is not str or answered not in turn_servers:
+                            return False
+                        if kind != "mcp_tool_result" and not SERVER_TOOL_ID.match(answered):
                             return False
                         server_calls.discard(answered)
                         turn_servers.discard(answered)
@@ -157,7 +166,7 @@ class AnthropicMessages(Dialect):
         return [Entry("user", parts, {"role": "user"}, None, dirty=True)]
 
     def with_call_id(self, part: Part, call_id: str) -> Part:
-        key = "id" if part.kind == CALL else "tool_use_id"
+        key = "id" if part.kind in (CALL, SERVER_CALL) else "tool_use_id"
         return Part(part.kind, {**part.raw, key: call_id}, call_id, part.name)
 
     def has_tool_definitions(self, body: dict[str, Any]) -> bool:
@@ -211,6 +220,16 @@ def _final_thinking(message: Any, enabled: bool) -> bool:
     if enabled:
         return type(content[-1]) is dict and content[-1].get("type") in THINKING_BLOCKS
     return any(type(block) is dict and block.get("type") in THINKING_BLOCKS for block in content)
+
+
+def _blank_system(system: Any) -> bool:
+    """A top-level system prompt holding an empty or whitespace-only text, which Anthropic rejects."""
+    if type(system) is str:
+        return not system.strip()
+    return type(system) is list and any(
+        type(block) is dict and block.get("type") == "text" and type(block.get("text")) is str and _blank(block)
+        for block in system
+    )
 
 
 def _blank(block: dict[str, Any]) -> bool:

@@ -16,10 +16,45 @@ from ._base import Dialect
 from ._shape import messages_of, require_object, require_sides, type_name
 
 _ROLES = ("user", "model", "function")
+# Roles Gemini refuses whose meaning is known, read as what they stand for so GM007 can rename or
+# move them: an OpenAI-style ``assistant`` is the model, ``system`` and ``developer`` are
+# instructions. Any other role is a shape error.
+_MODEL_ROLES = ("model", "assistant")
+_SYSTEM_ROLES = ("system", "developer")
 _INTERNAL = "\x00"
 # The API reads proto JSON, where a field may be spelt in camelCase or snake_case.
 _CALL_KEYS = ("functionCall", "function_call")
 _RESPONSE_KEYS = ("functionResponse", "function_response")
+# A Part's data is a oneof: one of these fields must be set. Proto3 JSON reads an empty string, or
+# null, as unset (router-for-me/CLIProxyAPI#3485).
+_DATA_KEYS = (
+    "text",
+    *_CALL_KEYS,
+    *_RESPONSE_KEYS,
+    "inlineData",
+    "inline_data",
+    "fileData",
+    "file_data",
+    "executableCode",
+    "executable_code",
+    "codeExecutionResult",
+    "code_execution_result",
+)
+# The other fields a Part has: they say something about its data, they are not data.
+_PART_KEYS = frozenset(
+    (
+        *_DATA_KEYS,
+        "thought",
+        "thoughtSignature",
+        "thought_signature",
+        "videoMetadata",
+        "video_metadata",
+        "partMetadata",
+        "part_metadata",
+        "mediaResolution",
+        "media_resolution",
+    )
+)
 
 
 class Gemini(Dialect):
@@ -37,7 +72,7 @@ class Gemini(Dialect):
         previous_role = None
         for content in contents:
             parts = content.get("parts") if type(content) is dict else None
-            if type(parts) is not list or not parts or any(type(p) is not dict for p in parts):
+            if type(parts) is not list or not parts or any(type(p) is not dict or without_data(p) for p in parts):
                 return False
             role = content.get("role", "user")
             calls = [(c.get("name"), c.get("id")) for c in map(_call_of, parts) if c is not None]
@@ -102,12 +137,12 @@ class Gemini(Dialect):
             role = content.get("role", "user")
             require_sides(
                 parts,
-                "model" if role == "model" else "user",
+                "model" if role in _MODEL_ROLES else "user",
                 f"contents[{index}].parts",
                 caller="model",
                 answerer="user",
             )
-            entries.append(Entry("assistant" if role == "model" else "user", parts, content, index))
+            entries.append(Entry(_entry_role(role), parts, content, index))
         return Transcript(entries, body, key="contents")
 
     @staticmethod
@@ -115,7 +150,7 @@ class Gemini(Dialect):
         path = f"contents[{index}]"
         content = require_object(raw, path)
         role = content.get("role", "user")
-        if role not in _ROLES:
+        if role not in _ROLES and role not in _MODEL_ROLES and role not in _SYSTEM_ROLES:
             raise SanitizeError(f"{path}.role", f"must be 'user' or 'model', not {role!r}")
         raw_parts = content.get("parts", [])
         if not isinstance(raw_parts, list):
@@ -193,10 +228,58 @@ def unsigned_calls(body: dict[str, Any]) -> bool:
     return False
 
 
+def without_data(part: dict[str, Any]) -> bool:
+    """Whether a part of known fields sets none of its data (``{}``, ``{"text": ""}``): Gemini
+    refuses it. A part with a field Gemini does not know is refused for that field instead."""
+    if not part.keys() <= _PART_KEYS:
+        return False
+    return all(part.get(key) is None or (key == "text" and part[key] == "") for key in _DATA_KEYS)
+
+
+def nested_response_parts(body: dict[str, Any]) -> bool:
+    """Whether a ``functionResponse`` carries parts of its own (files, Gemini 3's multimodal responses).
+
+    For a body ``looks_clean`` passed: contents are objects holding lists of objects.
+    """
+    return any(
+        (answer := _response_of(part)) is not None and type(answer.get("parts")) is list and bool(answer["parts"])
+        for content in body["contents"]
+        for part in content["parts"]
+    )
+
+
+def first_call_index(body: dict[str, Any]) -> int | None:
+    """The index of the first model content that calls a function, if any.
+
+    For a body ``looks_clean`` passed: contents are objects holding lists of objects.
+    """
+    for index, content in enumerate(body["contents"]):
+        if content.get("role") == "model" and any(_call_of(part) is not None for part in content["parts"]):
+            return index
+    return None
+
+
+def text_beside_responses(content: dict[str, Any]) -> bool:
+    """Whether a user content holds a text part next to its ``functionResponse`` parts.
+
+    For a content of a body ``looks_clean`` passed: an object holding a list of objects.
+    """
+    parts = content["parts"]
+    return any(_response_of(p) is not None for p in parts) and any(
+        "text" in p and p.get("thought") is not True and _call_of(p) is None and _response_of(p) is None for p in parts
+    )
+
+
 def signed(part: dict[str, Any]) -> bool:
     """Whether a part carries a thought signature (proto JSON: either spelling of the field)."""
     signature = part.get("thoughtSignature", part.get("thought_signature"))
     return isinstance(signature, str) and signature != ""
+
+
+def _entry_role(role: str) -> str:
+    if role in _MODEL_ROLES:
+        return "assistant"
+    return "system" if role in _SYSTEM_ROLES else "user"
 
 
 def _key(part: dict[str, Any], spellings: tuple[str, str]) -> str:

@@ -46,6 +46,9 @@ class OpenAIChat(Dialect):
             ):
                 return False
             if role == "assistant":
+                function_call = message.get("function_call")
+                if function_call is not None and (type(function_call) is not dict or "arguments" not in function_call):
+                    return False
                 tool_calls = message.get("tool_calls")
                 if tool_calls is None:
                     if content is None:

@@ -1,8 +1,10 @@
 """The repair rules, one per module, and the order they run in.
 
 Order matters (pydantic-ai's rationale, extended): system messages an Anthropic body holds in
-``messages`` go to its top-level field before any rule looks at turns; then make ids
-unambiguous, then drop the results nothing can own, then move what exists to where it belongs,
+``messages`` go to its top-level field, which then loses its blank texts (and a Gemini body's
+OpenAI-style roles are renamed or moved, GM007) before any rule looks at turns; then make ids
+unambiguous (and drop the unsigned thinking no request can carry, before any rule moves thinking),
+then drop the results nothing can own, then move what exists to where it belongs,
 and only then synthesize what is still missing; cosmetic fixes for empty content come last,
 since earlier repairs can leave a message empty. A last turn's orphan results are kept as text
 just before orphans are dropped; turns are added around call turns (and calls signed) only once
@@ -14,8 +16,11 @@ alone, which a Chat provider behind LiteLLM would get as null content, removed),
 the final assistant text trimmed. A conversation that all this left with no message gets its
 placeholder at the very end.
 
-Chat bodies get their null content and id-less tool messages settled first, so every later rule
-sees strings and ids (a tool message whose call cannot be known is then an orphan like any other).
+Chat bodies get their null content, id-less tool messages and the legacy functions API's
+argument-less calls and nameless results settled first, so every later rule sees strings and ids
+(a tool message whose call cannot be known is then an orphan like any other). A tool message bound
+for Gemini's endpoint takes its call's name once every call has its result, the synthesized ones
+included.
 The OpenAI-compatible providers' own orders (DeepSeek's reasoner, vLLM's chat templates) are
 settled once the pairing rules have placed every result, reasoning_content is filled once those
 merges are done, and a final assistant message is answered last, when nothing can follow it.
@@ -44,6 +49,8 @@ from .an014_system_role_message import SystemRoleMessage
 from .an015_orphan_server_tool_result import OrphanServerToolResult
 from .an016_final_thinking import FinalThinking
 from .an017_thinking_only_turn import ThinkingOnlyTurn
+from .an018_blank_system_text import BlankSystemText
+from .an019_unsigned_thinking import UnsignedThinking
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -55,9 +62,16 @@ from .gm003_missing_thought_signature import MissingThoughtSignature
 from .gm004_trailing_orphan_response import TrailingOrphanResponse
 from .gm005_empty_call_turn_text import EmptyCallTurnText
 from .gm006_function_response_not_object import FunctionResponseNotObject
+from .gm007_invalid_content_role import InvalidContentRole
+from .gm008_first_call_out_of_step import FirstCallOutOfStep
+from .gm009_text_beside_function_response import TextBesideFunctionResponse
+from .gm010_part_without_data import PartWithoutData
+from .gm011_nested_response_parts import NestedResponseParts
 from .oa001_empty_tool_calls import EmptyToolCalls
 from .oa002_null_content import NullContent
 from .oa003_tool_result_without_id import ToolResultWithoutId
+from .oa004_function_call_without_arguments import FunctionCallWithoutArguments
+from .oa005_function_message_without_name import FunctionMessageWithoutName
 from .pv001_provider_tool_id import ProviderToolId
 from .pv002_user_after_tool import UserAfterTool
 from .pv003_chat_role_runs import ChatRoleRuns
@@ -67,6 +81,8 @@ from .pv006_final_assistant_message import FinalAssistantMessage
 from .pv007_missing_reasoning_content import MissingReasoningContent
 from .pv008_content_parts_not_string import ContentPartsNotString
 from .pv009_unsupported_message_key import UnsupportedMessageKey
+from .pv010_tool_arguments_not_object import ToolArgumentsNotObject
+from .pv011_tool_result_without_name import ToolResultWithoutName
 from .rs001_dangling_reasoning import DanglingReasoning
 from .rs002_foreign_output_id import ForeignOutputId
 from .rs003_call_id_without_reasoning import CallIdWithoutReasoning
@@ -85,6 +101,8 @@ from .tp007_duplicate_tool_call import DuplicateToolCall
 
 RULES: tuple[Rule, ...] = (
     SystemRoleMessage(),
+    BlankSystemText(),
+    InvalidContentRole(),
     InvalidItemId(),
     ReasoningWithoutId(),
     ReasoningWithoutSummary(),
@@ -92,6 +110,8 @@ RULES: tuple[Rule, ...] = (
     DuplicateItemId(),
     ForeignOutputId(),
     EmptyToolCalls(),
+    FunctionCallWithoutArguments(),
+    FunctionMessageWithoutName(),
     NullContent(),
     ToolResultWithoutId(),
     DuplicateToolCall(),
@@ -99,7 +119,10 @@ RULES: tuple[Rule, ...] = (
     InvalidToolId(),
     ProviderToolId(),
     ToolInputNotObject(),
+    ToolArgumentsNotObject(),
+    UnsignedThinking(),
     FunctionResponseNotObject(),
+    NestedResponseParts(),
     TrailingOrphanResponse(),
     OrphanToolResult(),
     OrphanServerToolResult(),
@@ -109,9 +132,11 @@ RULES: tuple[Rule, ...] = (
     InterposedMessage(),
     MisplacedToolResult(),
     OrphanToolCall(),
+    ToolResultWithoutName(),
     OrphanServerToolUse(),
     DanglingReasoning(),
     CallIdWithoutReasoning(),
+    PartWithoutData(),
     BlankTextBlock(),
     EmptyMessage(),
     UnsupportedPrefill(),
@@ -129,6 +154,8 @@ RULES: tuple[Rule, ...] = (
     ConversationStartsWithAssistant(),
     ChatRoleRuns(),
     CallTurnWithoutUserTurn(),
+    FirstCallOutOfStep(),
+    TextBesideFunctionResponse(),
     MissingThoughtSignature(),
     EmptyCallTurnText(),
     UserAfterTool(),

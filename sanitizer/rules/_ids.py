@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .._ir import CALL, RESULT, Transcript
+from .._ir import CALL, RESULT, SERVER_CALL, Part, Transcript
 
 if TYPE_CHECKING:
     from ._base import Context, Rule
@@ -41,19 +41,28 @@ def digest(value: str, length: int = 10) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:length]
 
 
+def client_tool_part(part: Part) -> bool:
+    """A client tool's call or result: the parts whose ids ``rewrite_ids`` rewrites by default."""
+    return part.kind in (CALL, RESULT)
+
+
 def rewrite_ids(
-    transcript: Transcript, ctx: Context, rule: Rule, valid: re.Pattern[str], candidate: Callable[[str], str]
+    transcript: Transcript,
+    ctx: Context,
+    rule: Rule,
+    valid: re.Pattern[str],
+    candidate: Callable[[str], str],
+    covers: Callable[[Part], bool] = client_tool_part,
 ) -> None:
     """Give every call id that ``valid`` rejects a new one, in its call and all its results.
 
     ``candidate`` proposes an id for an original; a proposal that is taken (or invalid) gets a
     hash of the original folded in, so the mapping is deterministic and one-to-one. The new ids
     are recorded in ``ctx.restore_ids`` so the proxy can show the client its own ids again.
+    ``covers`` picks the parts whose ids are checked (by default client tools' calls and results).
     """
     bad = {
-        p.call_id
-        for _, p in transcript.parts()
-        if p.kind in (CALL, RESULT) and p.call_id is not None and not valid.match(p.call_id)
+        p.call_id for _, p in transcript.parts() if covers(p) and p.call_id is not None and not valid.match(p.call_id)
     }
     if not bad:
         return
@@ -71,9 +80,9 @@ def rewrite_ids(
         ctx.restore_ids[new] = ctx.restore_ids.pop(original, original)
     for entry in transcript.entries:
         for index, part in enumerate(entry.parts):
-            if part.kind in (CALL, RESULT) and part.call_id in mapping:
+            if covers(part) and part.call_id in mapping:
                 new = mapping[part.call_id]
-                if part.kind == CALL:
+                if part.kind in (CALL, SERVER_CALL):
                     ctx.report(rule, "renamed", entry, part.call_id, f"tool id rewritten to {new!r}")
                 entry.parts[index] = ctx.dialect.with_call_id(part, new)
                 entry.dirty = True

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._ir import TEXT, Part, Transcript
+from .._ir import TEXT, Entry, Part, Transcript
 from ._base import Context, Rule
 
 
@@ -19,13 +19,20 @@ class BlankTextBlock(Rule):
         Bedrock: "The text field in the ContentBlock object at messages.2.content.0 is blank.
         Add text to the text field, and try again."
 
+        Anthropic takes a whitespace-only block in a message whose other text says something
+        (LibreChat-AI/agents PR#124, tested on the live API), so there it is left alone, except
+        in the final assistant turn.
+
     Example:
         Before: assistant [text "", tool_use toolu_1]
         After:  assistant [tool_use toolu_1]
+        Before (Anthropic): user [text "\n", text "what's up?"]
+        After:  the same (accepted as it is)
 
     Safety:
         Drops only text that says nothing. A message left with no content at all is then
-        handled by empty-message (which allows an empty final assistant message).
+        handled by empty-message (which allows an empty final assistant message). Whitespace
+        the provider takes (a separator a client put between blocks on purpose) is kept.
     """
 
     code = "AN002"
@@ -53,15 +60,41 @@ class BlankTextBlock(Rule):
         return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        anthropic = ctx.api == "anthropic-messages" or (ctx.api, ctx.provider) == ("openai-chat", "anthropic")
+        final = _final_assistant_turn(transcript.entries) if anthropic else set()
         for entry in transcript.entries:
-            blank = [p for p in entry.parts if p.kind == TEXT and _is_blank(p)]
+            # Anthropic takes whitespace next to text that says something, but not nothing at all.
+            lenient = anthropic and id(entry) not in final and any(_says_something(p) for p in entry.parts)
+            blank = [p for p in entry.parts if _is_blank(p) and not (lenient and _text_of(p))]
             if not blank:
                 continue
             ctx.report(self, "dropped", entry, None, f"dropped {len(blank)} blank text block(s)")
-            entry.parts = [p for p in entry.parts if not (p.kind == TEXT and _is_blank(p))]
+            entry.parts = [p for p in entry.parts if not any(p is b for b in blank)]
             entry.dirty = True
 
 
-def _is_blank(part: Part) -> bool:
+def _final_assistant_turn(entries: list[Entry]) -> set[int]:
+    """The trailing assistant messages (system messages aside): the final assistant turn."""
+    final: set[int] = set()
+    for entry in reversed(entries):
+        if entry.role in ("system", "developer"):
+            continue
+        if entry.role != "assistant":
+            break
+        final.add(id(entry))
+    return final
+
+
+def _text_of(part: Part) -> str | None:
     text = part.raw if isinstance(part.raw, str) else part.raw.get("text")
-    return isinstance(text, str) and not text.strip()
+    return text if part.kind == TEXT and isinstance(text, str) else None
+
+
+def _is_blank(part: Part) -> bool:
+    text = _text_of(part)
+    return text is not None and not text.strip()
+
+
+def _says_something(part: Part) -> bool:
+    text = _text_of(part)
+    return text is not None and bool(text.strip())

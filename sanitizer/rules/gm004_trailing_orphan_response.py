@@ -19,7 +19,7 @@ class TrailingOrphanResponse(Rule):
     Why:
         Gemini: "Please ensure that function response turn comes immediately after a function
         call turn." Dropping the turn instead: "Requests ending with a model turn are not
-        supported".
+        supported."
 
     Example:
         Before: user "order one" / model "Which size?" / user functionResponse place_order

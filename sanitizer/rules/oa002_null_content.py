@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from .._ir import RESULT, Part, Transcript
+from .._ir import RESULT, Entry, Part, Transcript
 from ._base import Context, Rule
 
 # Fields that say nothing once the content is gone: a message with only these holds nothing.
@@ -14,7 +14,10 @@ class NullContent(Rule):
     What it repairs:
         ``content: null`` where only a string will do: a tool message whose tool returned
         nothing (None), an assistant message that calls no tool (an SDK that stores an empty
-        answer as null), a user or system message.
+        answer as null), a user or system message. Bound for Mistral, an assistant message
+        with no ``content`` at all too (Mistral reads it as null), and one whose only call is
+        a legacy ``function_call``: Mistral has no functions API, so the call does not stand
+        in for content there.
 
     Why:
         OpenAI: "Invalid value for 'content': expected a string, got null."
@@ -27,6 +30,10 @@ class NullContent(Rule):
         After:  user "hi" / user "are you there?"
         Before: assistant calls search (call_1) / tool result for call_1 {"content": null}
         After:  assistant calls search (call_1) / tool result for call_1 {"content": ""}
+        Before (bound for Mistral): user "weather?" /
+                assistant {"function_call": {"name": "get_weather", "arguments": "{}"}}
+        After:  user "weather?" /
+                assistant {"content": "", "function_call": {"name": "get_weather", ...}}
 
     Safety:
         Nothing is lost: null content holds no text. A tool message keeps answering its call,
@@ -34,8 +41,9 @@ class NullContent(Rule):
         other message that holds nothing else is removed rather than given an empty string,
         which several compatible providers refuse (Anthropic's and Gemini's endpoints, xAI,
         Bedrock-backed gateways); one that still carries something (a refusal, audio,
-        reasoning_content) is kept with an empty string. An assistant message with tool calls or
-        a legacy function_call may have null content and is left alone.
+        reasoning_content, a legacy function_call bound for Mistral) is kept with an empty
+        string. An assistant message with tool calls, or with a legacy function_call where the
+        provider has the functions API, may have null content and is left alone.
     """
 
     code = "OA002"
@@ -44,13 +52,16 @@ class NullContent(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("openai.O6", "mistral.M5")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        # Mistral reads a missing content as null, and has no functions API (M5).
+        mistral = ctx.provider == "mistral"
         kept = []
         for entry in transcript.entries:
             source = entry.source
-            if entry.origin is None or "content" not in source or source["content"] is not None:
+            if entry.origin is None or not _null_content(entry, mistral):
                 kept.append(entry)
                 continue
-            if entry.role == "assistant" and (entry.calls() or source.get("function_call") is not None):
+            legacy_call = source.get("function_call") is not None and not mistral
+            if entry.role == "assistant" and (entry.calls() or legacy_call):
                 kept.append(entry)
                 continue
             if entry.role not in ("tool", "function") and set(source) <= _BARE:
@@ -59,7 +70,7 @@ class NullContent(Rule):
                     "removed",
                     entry,
                     None,
-                    f"removed {_a(entry.role)} message whose content was null and that held nothing else",
+                    f"removed {_a(entry.role)} message whose content was {_null(source)} and that held nothing else",
                 )
                 continue
             filled = {**source, "content": ""}
@@ -74,10 +85,20 @@ class NullContent(Rule):
                 "filled",
                 entry,
                 call_id,
-                f"replaced the null content of {_a(entry.role)} message with an empty string",
+                f"replaced the {_null(source)} content of {_a(entry.role)} message with an empty string",
             )
             kept.append(entry)
         transcript.entries = kept
+
+
+def _null_content(entry: Entry, mistral: bool) -> bool:
+    if "content" in entry.source:
+        return entry.source["content"] is None
+    return mistral and entry.role == "assistant"
+
+
+def _null(source: dict[str, Any]) -> str:
+    return "null" if "content" in source else "missing"
 
 
 def _a(role: str) -> str:

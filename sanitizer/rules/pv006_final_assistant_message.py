@@ -26,7 +26,7 @@ class FinalAssistantMessage(Rule):
         https://api-docs.deepseek.com/guides/chat_prefix_completion)."
         Mistral: "Expected last role User or Tool (or Assistant with prefix True) for serving but
         got assistant"
-        Gemini: "Requests ending with a model turn are not supported"
+        Gemini: "Requests ending with a model turn are not supported." (anomalyco/opencode#47034)
 
     Example:
         Before (model deepseek-reasoner): user "prompt" / assistant "cached answer" /

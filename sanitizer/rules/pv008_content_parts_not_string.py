@@ -2,47 +2,62 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._ir import RESULT, TEXT, Part, Transcript
+from .._ir import CALL, RESULT, TEXT, Part, Transcript
 from ._base import Context, Rule, _compact
+
+# The roles whose content each provider takes only as a string.
+_STRING_ROLES = {
+    "groq": frozenset({"system", "tool"}),
+    "deepseek": frozenset({"assistant"}),
+}
 
 
 class ContentPartsNotString(Rule):
     """
     What it repairs:
-        A system or tool message whose content is an array of parts, bound for Groq, which
-        takes only a string there: a framework that sends every content as parts (for prompt
-        caching), an MCP client that passes a tool's content blocks on as they are.
+        A message whose content is an array of parts where the provider takes only a string:
+        a system or tool message bound for Groq, an assistant message bound for DeepSeek. A
+        framework that sends every content as parts (for prompt caching), an MCP client that
+        passes a tool's content blocks on as they are, an agent that builds a tool-calling
+        turn's content from its parts that are not calls (none: ``[]``).
 
     Why:
         Groq: "'messages.0' : for 'role:system' the following must be satisfied
         [('messages.0.content' : value must be a string)]"
+        DeepSeek: "Failed to deserialize the JSON body into the target type: messages[2]:
+        invalid type: sequence, expected a string at line 1 column 587"
+        (google/adk-python#226, huggingface/smolagents#1158)
 
     Example:
         Before: system [{"type": "text", "text": "You are terse."}] / user "hi"
         After:  system "You are terse." / user "hi"
+        Before (bound for DeepSeek): user "weather?" / assistant content [], calls get_weather
+        After:  user "weather?" / assistant content "", calls get_weather
 
     Safety:
         The text parts are joined, in order and as they are (no separator added, as a model
-        reads consecutive text parts). A part that is not text (an image a tool returned)
-        cannot go in a string: it is removed and kept, whole, in the repair record, which says
-        so. Other roles, whose content Groq takes as parts, are left alone.
+        reads consecutive text parts); no text part gives an empty string, which the provider
+        takes (DeepSeek next to tool calls too: its own tool-calling answers carry one). A part
+        that is not text (an image a tool returned) cannot go in a string: it is removed and
+        kept, whole, in the repair record, which says so. Tool calls are untouched. Other
+        roles, whose content the provider takes as parts, are left alone.
     """
 
     code = "PV008"
     name = "content-parts-not-string"
     apis = frozenset({"openai-chat"})
-    providers = frozenset({"groq"})
-    fixes: ClassVar[tuple[str, ...]] = ("groq.X5",)
+    providers = frozenset(_STRING_ROLES)
+    fixes: ClassVar[tuple[str, ...]] = ("groq.X5", "deepseek.content-not-string")
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        return not any(
-            m.get("role") in ("system", "tool") and isinstance(m.get("content"), list) for m in body["messages"]
-        )
+        roles = _STRING_ROLES[ctx.provider or ""]
+        return not any(m.get("role") in roles and isinstance(m.get("content"), list) for m in body["messages"])
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        roles = _STRING_ROLES[ctx.provider or ""]
         for entry in transcript.entries:
             content = entry.source.get("content")
-            if entry.role not in ("system", "tool") or not isinstance(content, list):
+            if entry.role not in roles or not isinstance(content, list):
                 continue
             texts = [p["text"] for p in content if _is_text(p)]
             others = [p for p in content if not _is_text(p)]
@@ -54,9 +69,12 @@ class ContentPartsNotString(Rule):
                 entry.parts[0] = Part(RESULT, flattened, result.call_id, result.name)
                 call_id = result.call_id
             else:
-                entry.parts = [Part(TEXT, joined)] if joined else []
+                entry.parts = ([Part(TEXT, joined)] if joined else []) + [p for p in entry.parts if p.kind == CALL]
                 call_id = None
-            detail = f"joined the {len(texts)} text part(s) of a {entry.role} message into one string"
+            if content:
+                detail = f"joined the {len(texts)} text part(s) of {_a(entry.role)} message into one string"
+            else:
+                detail = f"replaced the empty content array of {_a(entry.role)} message with an empty string"
             if others:
                 detail += (
                     f"; removed {len(others)} part(s) that are not text, which a string cannot hold: {_compact(others)}"
@@ -66,3 +84,7 @@ class ContentPartsNotString(Rule):
 
 def _is_text(part: Any) -> bool:
     return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+
+
+def _a(role: str) -> str:
+    return f"an {role}" if role[:1] in ("a", "e", "i", "o", "u") else f"a {role}"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .._ir import CALL, TEXT, THINKING, Part, Transcript
+from .._ir import CALL, RESULT, TEXT, THINKING, Part, Transcript
 from ..dialects.openai_responses import reasoning_model
 from ._base import Context, Rule
 from ._items import item_id, without_id
@@ -18,7 +18,8 @@ class CallIdWithoutReasoning(Rule):
         answer with its ``msg_`` id, but without the reasoning item it was produced with, for a
         reasoning model (o-series, gpt-5, codex): a history store or memory window that keeps
         calls and answers and drops reasoning (Continue, continuedev/continue#11466), or
-        reasoning dropped by dangling-reasoning or unstored-item.
+        reasoning dropped by dangling-reasoning or unstored-item; or one stored out of order,
+        after the item it was produced with (Codex, openai/codex#33044).
 
     Why:
         The server links the call's item id to its reasoning item and wants both.
@@ -34,8 +35,9 @@ class CallIdWithoutReasoning(Rule):
     Safety:
         Removes the item ``id`` only: ``call_id``, which pairs the call with its output, the
         name and the arguments stay, as does an answer's text, so the replayed item is read as
-        plain input (what the OpenAI SDKs do when reasoning is not kept). Calls after a reasoning item of their turn
-        keep their ids; with previous_response_id or a conversation nothing is changed.
+        plain input (what the OpenAI SDKs do when reasoning is not kept). Calls and answers after a
+        reasoning item of their response (since the last user message or tool output) keep their
+        ids; with previous_response_id, a conversation or an item_reference nothing is changed.
     """
 
     code = "RS003"
@@ -46,14 +48,23 @@ class CallIdWithoutReasoning(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if not reasoning_model(ctx.model) or ctx.dialect.history_elsewhere(transcript.body):
             return
-        reasoned = False
+        flat = [part for entry in transcript.entries for part in entry.parts]
+        at = 0
+        reasoned = fresh = False
         for entry in transcript.entries:
             for n, part in enumerate(entry.parts):
+                following = flat[at + 1] if at + 1 < len(flat) else None
+                at += 1
                 if part.kind == THINKING:
-                    reasoned = True
+                    reasoned, fresh = True, False
                 elif part.kind == TEXT and isinstance(part.raw, dict) and part.raw.get("role") in _TURN_ROLES:
-                    reasoned = False
-                elif not reasoned and (ident := _produced_id(part)) is not None:
+                    reasoned = fresh = False
+                elif part.kind == RESULT:
+                    # The model's next item opens a new response: its reasoning, stored after it, is out of order.
+                    fresh = True
+                elif (ident := _produced_id(part)) is not None and (
+                    not reasoned or (fresh and following is not None and following.kind == THINKING)
+                ):
                     what = "a call" if part.kind == CALL else "an answer"
                     ctx.report(
                         self,

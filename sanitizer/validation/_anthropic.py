@@ -3,11 +3,16 @@
 Check order, which is the order of the returned list (Anthropic reports only the first):
 
 1. schema and field checks, in body order: A12 (id pattern on ``tool_use.id`` and
-   ``tool_result.tool_use_id``), A18 (``tool_use.input`` is an object), the ``system`` role
-   inside ``messages``; then A19 (unique tool names);
-2. text checks: A6 / A7 (empty or whitespace-only text, in body order), A8 (final assistant
-   text ending in whitespace);
-3. message checks: A5 (empty content except the final assistant message), then
+   ``tool_result.tool_use_id``, and Anthropic's own ``srvtoolu_`` pattern on ``server_tool_use.id``
+   and on its result's ``tool_use_id``), A18 (``tool_use.input`` is an object), the ``system`` role
+   inside ``messages``, ``anthropic.thinking-signature`` (a ``thinking`` block's required
+   ``signature``; Bedrock also reads an empty one as missing); then A19 (unique tool names);
+2. text checks: the same two on the top-level ``system`` (``A6-system`` / ``A7-system``; which
+   of ``system`` and ``messages`` Anthropic checks first is not known), A6 / A7 (empty or
+   whitespace-only text, in body order; a whitespace-only block next to text that says something
+   passes), A8 (final assistant text ending in whitespace);
+3. message checks: A10 on Bedrock (the first message must be the user's), A5 (empty content
+   except the final assistant message), then
    ``anthropic.tools-required`` (tool blocks without ``tools``, from PEERS.md section 0);
 4. pairing on the merged view (A9), turn by turn: A11 (duplicate ``tool_use`` id, at the second
    occurrence), A2 for server-tool results, A4, A1 (for an assistant turn), then A2 and
@@ -15,7 +20,8 @@ Check order, which is the order of the returned list (Anthropic reports only the
 5. A17 (final assistant message on a model without prefill), then the thinking checks:
    ``anthropic.thinking-first`` (an assistant message holding thinking must start with it),
    ``anthropic.thinking-final`` (the final assistant message may not end in thinking, nor hold
-   any when thinking is disabled), both from PEERS.md section 0, then A13.
+   any when thinking is disabled), both from PEERS.md section 0, then A13, then A15 for an empty
+   signature (Anthropic and Vertex; DeepSeek's endpoint signs nothing and is not checked).
 
 A1 also covers the two placements the API treats as "not immediately after": a ``tool_result``
 after other content in the next user turn (A3), and any block after a ``tool_use`` in the same
@@ -40,10 +46,10 @@ order. A ``redacted_thinking`` block counts as thinking (what the endpoint makes
 known, so it is not reported). For the other rules its texts are not known, and Anthropic's are
 used.
 
-Not checked: A1-hist, A9-hist, A10 and A16 ([hist]); A14 and A15 (whether a thinking block or
-signature is the one the API issued needs the API's state); the 64-character id limit
-(A12 note: the error text is unknown); the "no `web_search` tool was provided" error (only the
-end of its text is known).
+Not checked: A1-hist, A9-hist and A16 ([hist]), and A10 ([hist]) but on Bedrock; A14, and A15
+for a non-empty signature (whether a thinking block or signature is the one the API issued needs
+the API's state); the 64-character id limit (A12 note: the error text is unknown); the "no
+`web_search` tool was provided" error (only the end of its text is known).
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ from ._shape import as_dict, as_list, as_str, body_dict, required_list
 from ._violation import Violation
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
+# A server tool's use and its result: Anthropic's own ids (the API schema's pattern).
+_SERVER_ID = re.compile(r"srvtoolu_[a-zA-Z0-9_]+")
 _THINKING = ("thinking", "redacted_thinking")
 # Models reported to reject a final assistant message (A17 sources).
 _NO_PREFILL = (
@@ -86,13 +94,25 @@ A4 = "messages.{n}: `{name}` tool use with id `{id}` was found without a corresp
 A5 = "messages.{n}: all messages must have non-empty content except for the optional final assistant message"
 A6 = "messages: text content blocks must be non-empty"
 A7 = "messages: text content blocks must contain non-whitespace text"
+# The same two checks on the top-level ``system`` (a string counts as one text block: an empty
+# one gets the first text, t8y2/dbx PR#1298), not in the catalogue. There a blank block is refused
+# even between blocks that say something (agentjido/req_llm#711, anomalyco/opencode#35101).
+A6_SYSTEM = "system: text content blocks must be non-empty"
+A7_SYSTEM = "system: text content blocks must contain non-whitespace text"
 A8 = "messages: final assistant content cannot end with trailing whitespace"
+# Anthropic's own API has taken a conversation that opens with the assistant since about 2024-12
+# (anthropics/anthropic-sdk-typescript#622, cloudwego/eino-ext#710); Bedrock's was last reported
+# refusing it then (A10 [hist]: #622, langchain4j/langchain4j#1864), and is checked for it.
+A10 = 'messages: first message must use the "user" role'
 A10_SYSTEM = (
     'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
     'not "system" as an input message role.'
 )
 A11 = "messages.{n}.content.{m}: `tool_use` ids must be unique"
 A12 = "messages.{n}.content.{m}.{field}: String should match pattern '^[a-zA-Z0-9_-]+$'"
+# ding113/claude-code-hub#470 (server_tool_use.id); a result's tool_use_id has the same pattern in
+# the API's schema, and the field path is printed as for tool_result.
+A12_SERVER = "messages.{n}.content.{m}.{field}: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'"
 A13 = (
     "messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "
     "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
@@ -100,6 +120,7 @@ A13 = (
     "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult "
     "our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 )
+A15 = "messages.{n}.content.{m}: Invalid `signature` in `thinking` block"
 A17 = "This model does not support assistant message prefill. The conversation must end with a user message."
 A18 = "messages.{n}.content.{m}.tool_use.input: Input should be a valid dictionary"
 A19 = "tools: Tool names must be unique."
@@ -117,6 +138,13 @@ THINKING_FINAL_BLOCK = "The final block in an assistant message cannot be `think
 THINKING_DISABLED_FINAL = (
     "When thinking is disabled, an `assistant` message in the final position cannot contain `thinking`."
 )
+# A thinking block without its signature, a schema error (lbjlaq/Antigravity-Manager#1650 on Vertex).
+# Bedrock gives it for an empty signature too (can1357/oh-my-pi PR#10486, earendil-works/pi#2063);
+# Anthropic itself takes "" as a string and fails its signature check instead (A15, the same PR).
+THINKING_SIGNATURE = "messages.{n}.content.{m}.thinking.signature: Field required"
+# The profiles that check thinking signatures: DeepSeek's endpoint makes its own thinking blocks (and
+# answers D3 for thinking), and the Chat conversions carry no thinking block.
+_SIGNED = ("anthropic", "bedrock", "vertex")
 
 Block = tuple[int, int, dict[str, Any]]
 
@@ -151,14 +179,17 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     parsed = parse_messages(messages)
     last = len(parsed) - 1
 
-    _schema(parsed, out)
+    _schema(parsed, out, provider)
     _tool_names(b, out)
+    _system_texts(b.get("system"), out)
     _texts(parsed, out)
     role, content = parsed[last]
     if role == "assistant":
         tail = content if isinstance(content, str) else _last_text(content)
         if tail and tail.strip() and tail[-1].isspace():
             out.add("A8", A8, last)
+    if provider == "bedrock" and parsed[0][0] == "assistant":
+        out.add("A10", A10, 0)
     for i, (role, content) in enumerate(parsed):
         if content in ("", []) and not (i == last and role == "assistant"):
             out.add("A5", A5.format(n=i), i)
@@ -177,6 +208,9 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
             _deepseek_thinking(parsed, out)
     elif enabled:
         _thinking(turns, out)
+    if provider in _SIGNED and provider != "bedrock":
+        # Bedrock refused an empty signature in the schema check already.
+        _empty_signatures(parsed, out)
     return out.items
 
 
@@ -219,7 +253,9 @@ def parse_messages(messages: list[Any]) -> list[tuple[str, str | list[dict[str, 
     return parsed
 
 
-def _schema(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+def _schema(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out, provider: str) -> None:
+    # Bedrock reads an empty signature as a missing one.
+    unsigned = ("",) if provider == "bedrock" else ()
     for i, (role, content) in enumerate(parsed):
         if role == "system":
             out.add("A10-system", A10_SYSTEM, i)
@@ -234,6 +270,21 @@ def _schema(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> 
                     out.add("A18", A18.format(n=i, m=j), i)
             elif kind == "tool_result" and not _ID.fullmatch(block["tool_use_id"]):
                 out.add("A12", A12.format(n=i, m=j, field="tool_result.tool_use_id"), i)
+            elif kind == "server_tool_use" and not _SERVER_ID.fullmatch(block["id"]):
+                out.add("A12", A12_SERVER.format(n=i, m=j, field="server_tool_use.id"), i)
+            elif _server_result(kind) and not _SERVER_ID.fullmatch(block["tool_use_id"]):
+                out.add("A12", A12_SERVER.format(n=i, m=j, field=f"{kind}.tool_use_id"), i)
+            elif (
+                kind == "thinking"
+                and provider in _SIGNED
+                and ("signature" not in block or block["signature"] in unsigned)
+            ):
+                out.add("thinking-signature", THINKING_SIGNATURE.format(n=i, m=j), i)
+
+
+def _server_result(kind: str) -> bool:
+    # An MCP connector's result answers an mcp_tool_use, whose ids are not server tool ids.
+    return kind.endswith("_tool_result") and kind not in ("tool_result", "mcp_tool_result")
 
 
 def _tool_names(b: dict[str, Any], out: _Out) -> None:
@@ -250,27 +301,64 @@ def _tool_names(b: dict[str, Any], out: _Out) -> None:
             seen.add(name)
 
 
+def _system_texts(system: object, out: _Out) -> None:
+    blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
+    if not isinstance(blocks, list):
+        return
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+        if text == "":
+            out.add("A6-system", A6_SYSTEM, None)
+        elif isinstance(text, str) and not text.strip():
+            out.add("A7-system", A7_SYSTEM, None)
+
+
 def _texts(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    final = _final_assistant_run([role for role, _ in parsed])
     for i, (_, content) in enumerate(parsed):
         if isinstance(content, str):
             if content and not content.strip():
                 out.add("A7", A7, i)
             continue
+        # A whitespace-only block passes in a message whose other text says something (a live test,
+        # LibreChat-AI/agents PR#124); the final assistant turn, whose trailing whitespace is A8's
+        # concern, and tool_result contents, which that test did not cover, keep the strict check.
+        lenient = i < final and _says_something(content)
         for block in content:
-            _text_block(block, i, out)
+            _text_block(block, i, out, lenient)
             nested = block.get("content")
             if block["type"] == "tool_result" and isinstance(nested, list):
                 for part in nested:
-                    _text_block(part, i, out)
+                    _text_block(part, i, out, False)
 
 
-def _text_block(block: dict[str, Any], i: int, out: _Out) -> None:
+def _final_assistant_run(roles: list[str]) -> int:
+    """Where the trailing run of assistant messages (the final assistant turn) starts; the length
+    of ``roles`` if the conversation ends with another role."""
+    start = len(roles)
+    while start and roles[start - 1] == "assistant":
+        start -= 1
+    return start
+
+
+def _says_something(blocks: list[Any]) -> bool:
+    """Whether a message's content holds a text block that is not only whitespace."""
+    return any(
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and block["text"].strip()
+        for block in blocks
+    )
+
+
+def _text_block(block: dict[str, Any], i: int, out: _Out, lenient: bool) -> None:
     if block.get("type") != "text":
         return
     text = block["text"]
     if not text:
         out.add("A6", A6, i)
-    elif not text.strip():
+    elif not text.strip() and not lenient:
         out.add("A7", A7, i)
 
 
@@ -320,6 +408,9 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
         if turn.role == "assistant":
             calls: dict[str, None] = {}
             servers: dict[str, tuple[int, str]] = {}
+            # An MCP connector's calls, answered by mcp_tool_result blocks (what the API returns for
+            # them is taken back; the texts it gives for an unpaired one are not known).
+            mcp_calls: set[Any] = set()
             # Anything after a tool_use in the same (merged) turn separates it from its results (PEERS.md
             # 11.3): the calls made before the turn's last other block, the first ``cut_off`` of ``calls``.
             cut_off = 0
@@ -335,6 +426,10 @@ def _pairing(turns: list[_Turn], out: _Out) -> None:
                     calls[ident] = None
                 elif kind == "server_tool_use":
                     servers[block["id"]] = (i, block["name"])
+                elif kind == "mcp_tool_use":
+                    mcp_calls.add(block.get("id"))
+                elif kind == "mcp_tool_result" and block["tool_use_id"] in mcp_calls:
+                    mcp_calls.discard(block["tool_use_id"])
                 elif kind.endswith("_tool_result") and kind != "tool_result":
                     ident = block["tool_use_id"]
                     if servers.pop(ident, None) is None:
@@ -385,6 +480,15 @@ def _thinking_placement(parsed: list[tuple[str, str | list[dict[str, Any]]]], en
                 out.add("thinking-final", THINKING_DISABLED_FINAL, i)
             elif kinds[-1] in _THINKING:
                 out.add("thinking-final", THINKING_FINAL_BLOCK, i)
+
+
+def _empty_signatures(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    for i, (_, content) in enumerate(parsed):
+        if isinstance(content, str):
+            continue
+        for j, block in enumerate(content):
+            if block["type"] == "thinking" and block.get("signature") == "":
+                out.add("A15", A15.format(n=i, m=j), i)
 
 
 def _deepseek_thinking(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:

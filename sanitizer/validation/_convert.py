@@ -17,7 +17,8 @@ a ``tool_use`` whose ``input`` is the parsed ``arguments``.
 
 Gemini: ``system``/``developer`` messages become ``systemInstruction``; ``assistant`` becomes a
 ``model`` content with text and ``functionCall`` parts; a run of ``tool`` messages becomes one
-user content of ``functionResponse`` parts. Empty string content, a tool-calling assistant's too,
+user content of ``functionResponse`` parts, each named by its message's ``name``, which the endpoint
+refuses to do without (in body order with G5). Empty string content, a tool-calling assistant's too,
 gets the endpoint's own "empty text parameter" error (G5, OpenAI-compatible wording); null
 content next to tool calls passes (refused in 2025, langchain-ai/langchain#30803, and taken
 since: odysseus-dev/odysseus#837). A tool call's thought signature
@@ -61,6 +62,11 @@ G5_COMPAT = (
     "Unable to submit request because it has an empty text parameter. Add a value to the parameter and try "
     "again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
 )
+# Gemini's OpenAI-compatible endpoint names a tool message's functionResponse by the message's own
+# ``name``; without one it answers Google's generic 400 (NousResearch/hermes-agent#16478, 2026-04).
+# Earlier reports quote the native check instead, "* GenerateContentRequest.contents[2].parts[0].
+# function_response.name: Name cannot be empty." (inference-gateway/inference-gateway#181, 2025-09).
+INVALID_ARGUMENT = "Request contains an invalid argument."
 _SYSTEM = ("system", "developer")
 # The providers an Anthropic body reaches as LiteLLM's adapter converts it to Chat.
 CHAT_VIA_LITELLM = ("openai", "mistral")
@@ -110,14 +116,18 @@ def validate_via_gemini(body: object, model: str | None = None) -> list[Violatio
     index_map: list[int] = []
     for i, msg in enumerate(messages):
         content = msg.raw.get("content")
-        if content == "":
+        if content == "" and msg.role != "tool":
             # Next to tool calls too: the endpoint makes a text part of it all the same
             # (FoundationAgents/OpenManus#913; odysseus-dev/odysseus#837, 2026), where null passes.
+            # A tool message's content is its function response, not a text part.
             out.append(violation(p, "gemini.G5", G5_COMPAT, i))
         if msg.role in _SYSTEM:
             continue
         if msg.role == "tool":
-            part: dict[str, Any] = {"functionResponse": {"name": msg.raw.get("name") or "", "response": {}}}
+            name = msg.raw.get("name")
+            if not isinstance(name, str) or not name:
+                out.append(violation(p, "gemini.compat-result-without-name", INVALID_ARGUMENT, i))
+            part: dict[str, Any] = {"functionResponse": {"name": name or "", "response": {}}}
             if contents and index_map and messages[index_map[-1]].role == "tool":
                 contents[-1]["parts"].append(part)
             else:
@@ -140,7 +150,8 @@ def validate_via_gemini(body: object, model: str | None = None) -> list[Violatio
         index_map.append(i)
     model = model if model is not None else b.get("model")
     if out:
-        # An empty text parameter is refused before the turn structure is looked at.
+        # An empty text parameter, or a result with no name, is refused before the turn structure
+        # is looked at.
         return out + [v for v in check_contents(contents, p, index_map, model) if v.rule != "gemini.G5"]
     return check_contents(contents, p, index_map, model)
 

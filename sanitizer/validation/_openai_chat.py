@@ -1,9 +1,12 @@
 """OpenAI Chat Completions rules (section 2) and the OpenAI-compatible providers (sections 6-8).
 
 Check order (OpenAI reports only the first): schema checks in body order (O5 empty
-``messages``; per message O5 ``tool_calls: []``, O5 empty function name, O9 a ``tool`` message
+``messages``; per message O5 ``tool_calls: []``, O10 a tool call id over 40 characters (OpenAI
+and Azure only; not in the catalogue), O5 empty function name, O11 a legacy ``function_call``
+without ``arguments`` (OpenAI and Azure; not in the catalogue), O9 a ``tool`` message
 without ``tool_call_id`` (not in the catalogue: OpenAI's text as ymichael/open-codex#5 quotes it,
-through OpenRouter), O6 null content and content parts without ``type``; a missing
+through OpenRouter), O12 a ``function`` message without ``name`` (OpenAI and Azure; not in the
+catalogue), O6 null content and content parts without ``type``; a missing
 ``content`` is not checked, its error text is not in the catalogue), then pairing in body order:
 for each assistant message with ``tool_calls``, O1 for it, then O4 / O3 for the ``tool`` messages
 that follow it; O2 for a ``tool`` message that follows anything else.
@@ -17,12 +20,14 @@ Providers differ only where the catalogue says so:
   (``anthropic/``: Anthropic's, on the body converted as for ``anthropic-openai-compat``;
   ``mistralai/``, ``deepseek/``, ``moonshotai/``: those providers'; anything else: OpenAI's),
   each violation wrapped as OpenRouter wraps upstream errors (W1).
-- ``deepseek``: D1 / D2 replace O1 / O2 (DeepSeek counts tool messages, so O3 / O4 become D1);
-  D3 (``reasoning_content`` on tool-calling turns, when the model thinks: ``deepseek-reasoner``,
-  ``thinking`` enabled, or a V4 model, which thinks unless ``thinking`` is disabled), D4 and D5
-  (``deepseek-reasoner``). D5 is raised when the last message that is not a system message is
-  an assistant message without ``prefix: true`` (a system message after the last assistant turn
-  does not end it: pig-mesh/deepseek4j#80); reasoner tool loops legitimately end on a tool message.
+- ``deepseek``: an assistant message whose content is an array is refused by DeepSeek's
+  deserializer before anything else (the first one only); then D1 / D2 replace O1 / O2 (DeepSeek
+  counts tool messages, so O3 / O4 become D1); D3 (``reasoning_content`` on tool-calling turns,
+  when the model thinks: ``deepseek-reasoner``, ``thinking`` enabled, or a V4 model, which thinks
+  unless ``thinking`` is disabled), D4 and D5 (``deepseek-reasoner``). D5 is raised when the last
+  message that is not a system message is an assistant message without ``prefix: true`` (a system
+  message after the last assistant turn does not end it: pig-mesh/deepseek4j#80); reasoner tool
+  loops legitimately end on a tool message.
 - ``mistral``: M4, M3, M2, then M1 (each in body order) replace the OpenAI rules entirely: the
   order of mistral-common's validator, whose texts these are; a tool message without its id gets
   its "Tool call id has to be defined." in the M1 step.
@@ -34,7 +39,9 @@ Providers differ only where the catalogue says so:
   missing, theopenco/llmgateway PR#2093) plus OpenAI's pairing rules.
 - ``minimax``: X3 for every pairing fault (missing, orphan, unknown or duplicate result), but a
   result whose id no call in the request has gets MiniMax's "tool id(...) not found" text
-  (MiniMax-AI/MiniMax-M2#76).
+  (MiniMax-AI/MiniMax-M2#76); before those, in body order, a call whose ``arguments`` are not the
+  JSON text of an object (obot-platform/nanobot#237; empty arguments are not checked: MiniMax
+  seems to word them otherwise, "function name or parameters is empty", and where is unclear).
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
   models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
   Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
@@ -56,6 +63,7 @@ anywhere but on a message (the request's own keys, a tool call's), V2 (Ollama), 
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -83,7 +91,20 @@ O5_NAME = (
     "Expected a string with minimum length 1, but got an empty string instead."
 )
 O6 = "Invalid value for 'content': expected a string, got null."
+# OpenAI and Azure cap a tool call's id at 40 characters, so an id another provider or a gateway made
+# up (Portkey-AI/gateway#1062, BerriAI/litellm#11392: Gemini's calls get a 41-character one) is
+# refused when it is replayed: microsoft/autogen#6377 (OpenAI), Azure/azure-dev#7324 (Azure).
+O10 = (
+    "Invalid 'messages[{n}].tool_calls[{k}].id': string too long. "
+    "Expected a string with maximum length 40, but got a string with length {length} instead."
+)
+OPENAI_TOOL_ID_MAX = 40
+# A legacy function call (the functions API) replayed without its arguments (BerriAI/litellm#6241,
+# Azure; OpenAI's schema wording).
+O11 = "Missing required parameter: 'messages[{n}].function_call.arguments'."
 O9 = "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."
+# A legacy function message (the functions API) without the function's name (tmc/langchaingo PR#924).
+O12 = "Missing parameter 'name': messages with role 'function' must have a 'name'."
 O6_PART = "Missing required parameter: 'messages[{n}].content[{k}].type'."
 D1 = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -102,6 +123,14 @@ D4 = (
     "deepseek-reasoner does not support successive user or assistant messages (messages[{i}] and "
     "messages[{j}] in your input). You should interleave the user/assistant messages in the message sequence."
 )
+# DeepSeek's deserializer takes only a string as an assistant message's content (google/adk-python#226,
+# huggingface/smolagents#1158, BerriAI/litellm#6642 from OpenHands, whose system and user content
+# in parts passed); it answered 422 up to 2025 and answers 400 since (tailcallhq/forgecode#2008).
+# serde stops at the first such message, and prints where it stood then: see deepseek_column.
+D_CONTENT = (
+    "Failed to deserialize the JSON body into the target type: messages[{n}]: invalid type: sequence, "
+    "expected a string at line 1 column {column}"
+)
 D5 = (
     "The last message of deepseek-reasoner must be a user message, or an assistant message with prefix "
     "mode on (refer to https://api-docs.deepseek.com/guides/chat_prefix_completion)."
@@ -118,6 +147,9 @@ M5 = "Assistant message must have either content or tool_calls, but not none."
 M5_VLLM = "Invalid assistant message: role='assistant' content=None tool_calls=None prefix={prefix}"
 X3 = "invalid params, tool call result does not follow tool call (2013)"
 X3_NOT_FOUND = "invalid params, tool result's tool id({id}) not found (2013)"
+# A replayed call whose arguments are not the JSON text of an object: text that is not JSON, or
+# an object's JSON encoded once more as a JSON string (obot-platform/nanobot#237).
+X3_ARGUMENTS = "invalid params, invalid function arguments json string, tool_call_id: {id} (2013)"
 X4 = "thinking is enabled but reasoning_content is missing in assistant tool call message at index {n}"
 X5 = (
     "'messages.{n}' : for 'role:{role}' the following must be satisfied"
@@ -228,6 +260,32 @@ def _thinking_switch(body: dict[str, Any]) -> bool | None:
         if "effort" in reasoning or "max_tokens" in reasoning:
             return True
     return None
+
+
+def deepseek_column(body: dict[str, Any], index: int) -> int:
+    """The column serde_json prints for a message DeepSeek cannot read: the body's bytes up to the
+    comma (or closing bracket) after that message, where its parser stood once the message was
+    read whole, in the compact JSON that clients send (``JSON.stringify``, httpx)."""
+    keys = list(body)
+    before = keys[: keys.index("messages")]
+    head = "".join(f"{_compact(k)}:{_compact(body[k])}," for k in before)
+    messages = ",".join(_compact(m) for m in body["messages"][: index + 1])
+    return len(f'{{{head}"messages":[{messages},'.encode())
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def arguments_hold_object(arguments: object) -> bool:
+    """Whether a tool call's ``arguments`` are what MiniMax parses them as: the JSON text of an
+    object. Empty text, and arguments that are not text at all, are not judged here."""
+    if not isinstance(arguments, str) or not arguments.strip():
+        return True
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
 
 
 def vllm_template(model: object) -> str | None:
@@ -370,12 +428,28 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
             param = f"messages[{i}].tool_calls"
             out.append(violation(provider, "openai.O5", O5_TOOL_CALLS.format(n=i), i, param=param, code="empty_array"))
         for k, call in enumerate(tool_calls or ()):
+            if provider in ("openai", "azure") and len(call["id"]) > OPENAI_TOOL_ID_MAX:
+                param = f"messages[{i}].tool_calls[{k}].id"
+                text = O10.format(n=i, k=k, length=len(call["id"]))
+                out.append(violation(provider, "openai.O10", text, i, param=param, code="string_above_max_length"))
             if call["function"]["name"] == "":
                 param = f"messages[{i}].tool_calls[{k}].function.name"
                 text = O5_NAME.format(n=i, k=k)
                 out.append(violation(provider, "openai.O5", text, i, param=param, code="empty_string"))
+        function_call = msg.raw.get("function_call")
+        if (
+            provider in ("openai", "azure")
+            and msg.role == "assistant"
+            and isinstance(function_call, dict)
+            and "arguments" not in function_call
+        ):
+            param = f"messages[{i}].function_call.arguments"
+            text = O11.format(n=i)
+            out.append(violation(provider, "openai.O11", text, i, param=param, code="missing_required_parameter"))
         if msg.role == "tool" and msg.tool_call_id is None:
             out.append(violation(provider, "openai.O9", O9, i, param=f"messages.[{i}].tool_call_id", code=None))
+        if provider in ("openai", "azure") and msg.role == "function" and msg.raw.get("name") is None:
+            out.append(violation(provider, "openai.O12", O12, i, param=f"messages.[{i}].name", code=None))
         content = msg.raw.get("content", "")
         if content is None and not (msg.role == "assistant" and (msg.calls or msg.raw.get("function_call"))):
             out.append(violation(provider, "openai.O6", O6, i, param=f"messages.[{i}].content", code=None))
@@ -393,6 +467,11 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
 def _openai(b: dict[str, Any], messages: list[_Msg], provider: str) -> list[Violation]:
     out = _schema(messages, provider)
     if provider == "minimax":
+        for i, msg in enumerate(messages):
+            for call in msg.raw.get("tool_calls") or ():
+                if not arguments_hold_object(call["function"].get("arguments")):
+                    text = X3_ARGUMENTS.format(id=call["id"])
+                    out.append(violation(provider, "minimax.arguments-not-object", text, i))
         called = {c for m in messages for c in m.calls}
         for f in faults(messages):
             ident = messages[f.index].tool_call_id
@@ -421,6 +500,11 @@ def _openai(b: dict[str, Any], messages: list[_Msg], provider: str) -> list[Viol
 def _deepseek(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
     p = "deepseek"
     out: list[Violation] = []
+    for i, msg in enumerate(messages):
+        if msg.role == "assistant" and isinstance(msg.raw.get("content"), list):
+            text = D_CONTENT.format(n=i, column=deepseek_column(b, i))
+            out.append(violation(p, "deepseek.content-not-string", text, i))
+            break
     missing_reported: set[int] = set()
     for f in faults(messages):
         if f.kind == "orphan":

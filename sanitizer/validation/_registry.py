@@ -42,6 +42,9 @@ class Code:
 # being unknown, except thinking, where it answers its own D3 instead of A13.
 _ANTHROPIC = ("anthropic", "bedrock", "vertex", "anthropic-openai-compat", "openrouter", "deepseek-anthropic-compat")
 _ANTHROPIC_A13 = tuple(p for p in _ANTHROPIC if p != "deepseek-anthropic-compat")
+# What only an Anthropic body holds (a top-level ``system``): a Chat body converted for Anthropic
+# is not checked for it.
+_ANTHROPIC_BODY = ("anthropic", "bedrock", "vertex", "deepseek-anthropic-compat")
 _OPENAI = ("openai", "azure", "groq", "moonshot", "openrouter")
 _OPENAI_SCHEMA = (*_OPENAI, "minimax")
 _GEMINI = ("gemini", "vertex", "gemini-openai-compat")
@@ -81,7 +84,7 @@ _CODES = (
             "A8": (an.A8,),
             "A10-system": (an.A10_SYSTEM,),
             "A11": (an.A11,),
-            "A12": (an.A12,),
+            "A12": (an.A12, an.A12_SERVER),
         },
     ),
     *_section("anthropic", 1, _ANTHROPIC_A13, {"A13": (an.A13,)}),
@@ -100,6 +103,37 @@ _CODES = (
     Code("anthropic.duplicate-result", _ANTHROPIC, (an.DUPLICATE_RESULT,), _PEERS + "; goose"),
     Code("anthropic.thinking-first", _ANTHROPIC, (an.THINKING_FIRST,), _PEERS),
     Code("anthropic.thinking-final", _ANTHROPIC, (an.THINKING_FINAL_BLOCK, an.THINKING_DISABLED_FINAL), _PEERS),
+    Code(
+        "anthropic.A10",
+        ("bedrock",),
+        (an.A10,),
+        _catalogue(1, "A10") + "; on Bedrock: anthropics/anthropic-sdk-typescript#622, langchain4j/langchain4j#1864",
+    ),
+    Code(
+        "anthropic.A6-system",
+        _ANTHROPIC_BODY,
+        (an.A6_SYSTEM,),
+        "olimorris/codecompanion.nvim PR#2700, t8y2/dbx PR#1298 (not in the catalogue)",
+    ),
+    Code(
+        "anthropic.A7-system",
+        _ANTHROPIC_BODY,
+        (an.A7_SYSTEM,),
+        "anomalyco/opencode#35101, agentjido/req_llm#711 (not in the catalogue)",
+    ),
+    Code(
+        "anthropic.thinking-signature",
+        ("anthropic", "bedrock", "vertex"),
+        (an.THINKING_SIGNATURE,),
+        "lbjlaq/Antigravity-Manager#1650 (Vertex); can1357/oh-my-pi PR#10486, earendil-works/pi#2063 "
+        "(Bedrock, an empty signature too); maximhq/bifrost#6624 (not in the catalogue)",
+    ),
+    Code(
+        "anthropic.A15",
+        ("anthropic", "vertex"),
+        (an.A15,),
+        _catalogue(1, "A15") + "; for an empty signature: can1357/oh-my-pi PR#10486, kaitranntt/ccs#415",
+    ),
     *_section("openai", 2, _OPENAI, {"O1": (oc.O1,), "O2": (oc.O2,), "O3": (oc.O3,), "O4": (oc.O4,)}),
     *_section(
         "openai",
@@ -111,6 +145,24 @@ _CODES = (
         },
     ),
     Code("openai.O9", _OPENAI_SCHEMA, (oc.O9,), "ymichael/open-codex#5 (OpenAI's text, through OpenRouter)"),
+    Code(
+        "openai.O10",
+        ("openai", "azure", "openrouter"),
+        (oc.O10,),
+        "microsoft/autogen#6377 (OpenAI), Azure/azure-dev#7324, Portkey-AI/gateway#1062 (Azure) (not in the catalogue)",
+    ),
+    Code(
+        "openai.O11",
+        ("openai", "azure", "openrouter"),
+        (oc.O11,),
+        "BerriAI/litellm#6241 (Azure) (not in the catalogue)",
+    ),
+    Code(
+        "openai.O12",
+        ("openai", "azure", "openrouter"),
+        (oc.O12,),
+        "tmc/langchaingo PR#924 (not in the catalogue)",
+    ),
     *_section(
         "responses",
         3,
@@ -149,19 +201,57 @@ _CODES = (
         (rs.R12,),
         "openai/openai-agents-python#2293, openai/openai-cs-agents-demo#34 (not in the catalogue)",
     ),
-    *_section("gemini", 4, _GEMINI, {"G1": (gm.G1,), "G2": (gm.G2,), "G3": (gm.G3,), "G4": (gm.G4,)}),
+    Code(
+        "gemini.G1",
+        _GEMINI,
+        (gm.G1,),
+        _catalogue(4, "G1") + "; a first call out of step on Gemini 1: langchain-ai/langchain-academy#28, "
+        "firebase/firebase-ios-sdk#13685",
+    ),
+    *_section("gemini", 4, _GEMINI, {"G2": (gm.G2,), "G3": (gm.G3,), "G4": (gm.G4,)}),
     Code(
         "gemini.G5",
         _GEMINI,
         (gm.G5, gm.G5_VERTEX, cv.G5_COMPAT),
         _catalogue(4, "G5") + "; Vertex: epam/ai-dial-adapter-vertexai PR#164, genkit-ai/genkit#3690",
     ),
-    *_section("gemini", 4, _GEMINI, {"G6": (gm.G6,), "G7": (gm.G7,)}),
+    *_section("gemini", 4, _GEMINI, {"G6": (gm.G6,)}),
+    Code("gemini.G7", _GEMINI, (gm.G7,), _catalogue(4, "G7") + "; quoted from the API in anomalyco/opencode#47034"),
     Code(
         "gemini.response-not-object",
         ("gemini", "vertex"),
         (gm.RESPONSE_LIST,),
         "microsoft/vscode-copilot-release#14113 (not in the catalogue)",
+    ),
+    Code(
+        "gemini.compat-result-without-name",
+        ("gemini-openai-compat",),
+        (cv.INVALID_ARGUMENT,),
+        "NousResearch/hermes-agent#16478 (not in the catalogue)",
+    ),
+    Code(
+        "gemini.part-without-data",
+        ("gemini", "vertex"),
+        (gm.NO_DATA,),
+        "54xzh/FLIT#69, router-for-me/CLIProxyAPI#3485 (not in the catalogue)",
+    ),
+    Code(
+        "gemini.response-parts-unsupported",
+        ("gemini", "vertex"),
+        (gm.RESPONSE_PARTS,),
+        "google-gemini/gemini-cli#19436 (not in the catalogue)",
+    ),
+    Code(
+        "gemini.response-beside-text",
+        ("gemini", "vertex"),
+        (gm.G7,),
+        "vellum-ai/vellum-assistant PR#39495 (not in the catalogue)",
+    ),
+    Code(
+        "gemini.invalid-role",
+        ("gemini", "vertex"),
+        (gm.INVALID_ROLE,),
+        "router-for-me/CLIProxyAPI#2791, mem0ai/mem0#6393 (not in the catalogue)",
     ),
     *_section(
         "bedrock",
@@ -195,7 +285,19 @@ _CODES = (
     ),
     *_section("deepseek", 7, _DEEPSEEK_D3, {"D3": (oc.D3, oc.D3_REASONER, oc.D3_ANTHROPIC)}),
     *_section("deepseek", 7, _DEEPSEEK, {"D4": (oc.D4,), "D5": (oc.D5,)}),
+    Code(
+        "deepseek.content-not-string",
+        _DEEPSEEK,
+        (oc.D_CONTENT,),
+        "google/adk-python#226, huggingface/smolagents#1158, tailcallhq/forgecode#2008 (not in the catalogue)",
+    ),
     Code("minimax.X3", ("minimax",), (oc.X3, oc.X3_NOT_FOUND), _catalogue(8, "X3") + "; MiniMax-AI/MiniMax-M2#76"),
+    Code(
+        "minimax.arguments-not-object",
+        ("minimax",),
+        (oc.X3_ARGUMENTS,),
+        "obot-platform/nanobot#237 (not in the catalogue)",
+    ),
     Code("moonshot.X4", ("moonshot", "openrouter"), (oc.X4,), _catalogue(8, "X4") + "; theopenco/llmgateway PR#2093"),
     Code(
         "groq.X5",

@@ -30,9 +30,12 @@ R3 also covers a stored reasoning item (an ``id`` and no ``encrypted_content``) 
 item without an ``id``: the server pairs the reasoning with the very item it produced, by id
 (openai/openai-node#1567; langchain-ai/langchainjs PR#9082). R4 is known only to the server
 (which items were produced with reasoning); it is inferred for reasoning models (o-series,
-``gpt-5``, ``codex``), which produce a reasoning item before every call: an ``fc_`` call with no
-reasoning item since the last user, system or developer message. The server names the reasoning
-item it expected; its id is not in the request, so the text shows ``rs_…`` in its place.
+``gpt-5``, ``codex``), which produce a reasoning item before every call: an ``fc_`` call (or a
+``msg_`` answer) with no reasoning item since the last user, system or developer message; or one
+that opens a response after tool outputs with a reasoning item right after it, which a client
+stored out of order (openai/codex#33044). The server names the reasoning item it expected: in the
+second case the text names that one; otherwise its id is not in the request, and the text shows
+``rs_…`` in its place.
 
 Not checked: R8 ([single], reported through LiteLLM; native OpenAI accepts ``status`` on replayed
 items). R1/R2 cover ``function_call`` and ``custom_tool_call`` with their outputs; other call
@@ -170,7 +173,7 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
     ordered: list[Violation] = []
     calls: dict[str, int] = {}
     answered: set[str] = set()
-    reasoned = False
+    reasoned = fresh = False
     for n, (kind, d) in enumerate(items):
         if kind in _CALLS:
             calls.setdefault(d["call_id"], n)
@@ -178,12 +181,12 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             if (
                 reasoning_model
                 and not chained
-                and not reasoned
+                and (not reasoned or (fresh and _reasoning_after(items, n) != "rs_…"))
                 and kind == "function_call"
                 and isinstance(ident, str)
                 and ident.startswith("fc_")
             ):
-                text = R4.format(id=ident, type=kind, reasoning="rs_…")
+                text = R4.format(id=ident, type=kind, reasoning=_reasoning_after(items, n))
                 ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
         elif kind in _OUTPUTS:
             call_id = d["call_id"]
@@ -198,20 +201,29 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             elif not chained and call_id:
                 text = R2.format(what=_CALLS[_OUTPUTS[kind]], id=call_id)
                 ordered.append(violation(provider, "responses.R2", text, n, param="input", code=None))
+            # The model's next items come from a new response: one whose reasoning the client put
+            # after it (the next item) was stored out of order.
+            fresh = True
         elif kind == "reasoning":
-            reasoned = True
+            reasoned, fresh = True, False
             following = items[n + 1] if n + 1 < len(items) else None
             ident = d.get("id")
             if isinstance(ident, str) and ident and not _follows(d, following):
                 ordered.append(violation(provider, "responses.R3", R3.format(id=ident), n, param="input", code=None))
         elif kind == "message" and isinstance(d.get("role"), str) and d["role"] in _TURN_ROLES:
-            reasoned = False
-        elif kind == "message" and d.get("role") == "assistant" and reasoning_model and not chained and not reasoned:
+            reasoned = fresh = False
+        elif (
+            kind == "message"
+            and d.get("role") == "assistant"
+            and reasoning_model
+            and not chained
+            and (not reasoned or (fresh and _reasoning_after(items, n) != "rs_…"))
+        ):
             # A reasoning model's answer replayed with its msg_ id but not the reasoning before it
             # (continuedev/continue#11466): the server links the two as it does a call's.
             ident = d.get("id")
             if isinstance(ident, str) and ident.startswith("msg_"):
-                text = R4.format(id=ident, type=kind, reasoning="rs_…")
+                text = R4.format(id=ident, type=kind, reasoning=_reasoning_after(items, n))
                 ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
     for call_id, n in calls.items():
         if call_id and call_id not in answered:
@@ -219,6 +231,16 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             ordered.append(violation(provider, "responses.R1", text, n, param="input", code=None))
     ordered.sort(key=lambda v: v.message_index or 0)
     return out + ordered
+
+
+def _reasoning_after(items: list[tuple[str, dict[str, Any]]], n: int) -> str:
+    """The reasoning item the server names for item ``n``: the one right after it, when the client
+    put the two out of order (openai/codex#33044); else one the request does not hold."""
+    if n + 1 < len(items) and items[n + 1][0] == "reasoning":
+        ident = items[n + 1][1].get("id")
+        if isinstance(ident, str) and ident:
+            return ident
+    return "rs_…"
 
 
 def _stored_reasoning(kind: str, d: dict[str, Any]) -> bool:

@@ -68,8 +68,8 @@ def oa(content: object = "ok", *calls: str, **extra: object) -> Msg:
     return msg
 
 
-def ot(ident: str, content: object = "ok") -> Msg:
-    return {"role": "tool", "tool_call_id": ident, "content": content}
+def ot(ident: str, content: object = "ok", **extra: object) -> Msg:
+    return {"role": "tool", "tool_call_id": ident, "content": content, **extra}
 
 
 def chat(*messages: Msg, **extra: object) -> dict[str, Any]:

@@ -46,12 +46,18 @@ def anthropic_problems(body: dict[str, Any]) -> list[str]:
     problems = []
     merged: list[tuple[str, list[dict[str, Any]]]] = []
     messages = body["messages"]
+    final = len(messages)
+    while final and messages[final - 1]["role"] == "assistant":
+        final -= 1
     for n, m in enumerate(messages):
         blocks = _blocks(m["content"])
         if not blocks and not (n == len(messages) - 1 and m["role"] == "assistant"):
             problems.append(f"messages[{n}]: empty content")
+        # Whitespace passes next to text that says something (LibreChat-AI/agents PR#124), but not
+        # in the final assistant turn; empty text never does.
+        spoken = n < final and any(b["type"] == "text" and b["text"].strip() for b in blocks)
         for b in blocks:
-            if b["type"] == "text" and not b["text"].strip():
+            if b["type"] == "text" and not b["text"].strip() and not (spoken and b["text"]):
                 problems.append(f"messages[{n}]: blank text")
         if merged and merged[-1][0] == m["role"]:
             merged[-1][1].extend(blocks)

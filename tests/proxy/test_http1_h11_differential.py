@@ -197,7 +197,9 @@ def _chunked(draw: st.DrawFn, body: bytes, lines: _Lines) -> bytes:
         size = draw(st.integers(1, len(rest)))
         piece, rest = rest[:size], rest[size:]
         if draw(st.integers(0, 19)) == 0:
-            size += draw(st.sampled_from([-1, 1]))  # a size that is not the data's
+            # A size that is not the data's; never 0, which would be the last chunk and make the
+            # data after it a trailer section (where a lone LF is Suture's stricter "bare-lf").
+            size += draw(st.sampled_from([-1, 1])) if size > 1 else 1
         encoded += _chunk_size(draw, size, lines) + lines.end() + piece + lines.end()
     encoded += _chunk_size(draw, 0, lines) + lines.end()
     for _ in range(draw(st.integers(0, 2))):

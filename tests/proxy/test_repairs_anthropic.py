@@ -118,6 +118,20 @@ def test_a_conversation_of_blank_messages_keeps_a_placeholder(stack: Stack) -> N
     assert message["content"][0]["text"].strip()
 
 
+def test_whitespace_next_to_text_that_says_something_passes_untouched(stack: Stack) -> None:
+    # Anthropic takes it (LibreChat-AI/agents PR#124); a client may put it there on purpose.
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "\n"}, {"type": "text", "text": "What's up?"}]},
+        ],
+    }
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 0
+    assert forwarded["messages"] == body["messages"]
+
+
 # --- A final assistant message ending in whitespace -------------------------------------------
 
 
@@ -251,6 +265,45 @@ def test_redacted_thinking_after_tool_use_moves_ahead_of_it(stack: Stack) -> Non
     assert forwarded["messages"][1]["content"] == [redacted, tool_use("call_abc")]
 
 
+# --- Thinking without its signature -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("unsigned", "error"),
+    [
+        (
+            {"type": "thinking", "thinking": "The user greets me."},
+            "messages.1.content.0.thinking.signature: Field required",
+        ),
+        (
+            {"type": "thinking", "thinking": "The user greets me.", "signature": ""},
+            "messages.1.content.0: Invalid `signature` in `thinking` block",
+        ),
+    ],
+    ids=["missing", "empty"],
+)
+def test_a_thinking_block_without_a_signature_is_removed(stack: Stack, unsigned: dict[str, Any], error: str) -> None:
+    # A gateway turned a Chat turn's reasoning into a thinking block it could not sign
+    # (lbjlaq/Antigravity-Manager#1650), or a stream was cut before the signature came.
+    answer = {"type": "text", "text": "Hello! How can I help?"}
+    body = {
+        "model": MODEL,
+        "max_tokens": 2048,
+        "thinking": THINKING,
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [unsigned, answer]},
+            {"role": "user", "content": "What is the weather in Paris?"},
+        ],
+    }
+    assert stack.rejected(body) == error
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["messages"][1] == {"role": "assistant", "content": [answer]}
+    assert forwarded["messages"][2] == body["messages"][2]
+
+
 # --- tool_use.input that is not an object -------------------------------------------------------
 
 
@@ -309,6 +362,35 @@ def test_a_system_message_in_messages_moves_to_the_top_level_system(stack: Stack
     assert forwarded["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
 
 
+# --- A blank block in the top-level system ------------------------------------------------------
+
+
+def test_a_whitespace_only_system_block_is_dropped(stack: Stack) -> None:
+    # opencode's system prompt assembled from parts, one of them only whitespace (anomalyco/opencode#35101).
+    prompt = {"type": "text", "text": "You are a weather agent."}
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "system": [prompt, {"type": "text", "text": "\n \t\n"}],
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+    }
+    assert stack.rejected(body) == "system: text content blocks must contain non-whitespace text"
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert forwarded["system"] == [prompt]
+    assert forwarded["messages"] == body["messages"]
+
+
+def test_an_empty_system_string_is_removed(stack: Stack) -> None:
+    body = {"model": MODEL, "max_tokens": 64, "system": "", "messages": [{"role": "user", "content": "hi"}]}
+    assert stack.rejected(body) == "system: text content blocks must be non-empty"
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    assert "system" not in forwarded
+
+
 # --- A server tool's result with no server_tool_use before it ----------------------------------
 
 
@@ -337,6 +419,39 @@ def test_a_server_tool_result_without_its_call_is_folded_into_text(stack: Stack)
     assert repairs == 1
     assert kinds(forwarded["messages"][1]) == ["text", "text"]
     assert "Check the forecast for tomorrow too." in forwarded["messages"][1]["content"][0]["text"]
+
+
+# --- A server tool's id that is not Anthropic's -------------------------------------------------
+
+
+def test_a_server_tool_use_id_from_another_channel_gets_anthropic_s_prefix(stack: Stack) -> None:
+    # A relay mixing upstream channels left a web search with its own id (ding113/claude-code-hub#470).
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}],
+        "messages": [
+            {"role": "user", "content": "Who won yesterday?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me search."},
+                    {"type": "server_tool_use", "id": "ws_0c1f-2e3d", "name": "web_search", "input": {"query": "q"}},
+                    {"type": "web_search_tool_result", "tool_use_id": "ws_0c1f-2e3d", "content": []},
+                    {"type": "text", "text": "The home side won."},
+                ],
+            },
+            {"role": "user", "content": "And the day before?"},
+        ],
+    }
+    assert stack.rejected(body) == (
+        "messages.1.content.1.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'"
+    )
+
+    repairs, forwarded = stack.accepted(body)
+    assert repairs == 1
+    call, result = forwarded["messages"][1]["content"][1:3]
+    assert call["id"] == result["tool_use_id"] == "srvtoolu_ws_0c1f_2e3d"
 
 
 # --- A final assistant message Anthropic refuses for its thinking ------------------------------

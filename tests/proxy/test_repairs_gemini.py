@@ -3,9 +3,15 @@
 Native Gemini (google-genai, the model named in the URL) and Gemini's OpenAI-compatible endpoint
 (openai, reached through a Suture upstream with ``provider: gemini``):
 
-- a function-call turn with no user turn before it (G1);
+- a function-call turn with no user turn before it (G1), and, on Gemini 1, a first one at a user
+  turn's position;
+- a tool message without the function's name, which the OpenAI-compatible endpoint needs;
 - Gemini 3 function calls replayed without their thought signature (G4);
 - a function response to no call ending the contents (G2; dropping it would end on a model turn);
+- a content with role ``assistant`` or ``developer`` (Gemini takes ``user`` and ``model``);
+- Gemini 3: text beside the function responses of the last content (answered with G7's text);
+- a part without data (an empty text) beside a function response;
+- files nested in a function response (``functionResponse.parts``), which only Gemini 3 takes;
 - Vertex AI's own wording of a turn without parts (G5). Suture has no Vertex route: the direct
   request goes to the emulator's Vertex path, the repaired one through Suture's Gemini route to
   the same emulator.
@@ -38,6 +44,7 @@ DUMMY = "skip_thought_signature_validator"
 
 G1 = "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
 G2 = "Please ensure that function response turn comes immediately after a function call turn."
+G7 = "Requests ending with a model turn are not supported."
 G4 = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
     "correctly, and missing thought_signature may lead to degraded model performance. Additional data, function "
@@ -167,7 +174,7 @@ def test_chat_for_gemini_with_only_a_system_prompt_before_the_call(repairing: St
         "messages": [
             {"role": "system", "content": "You are a background agent."},
             {"role": "assistant", "content": None, "tool_calls": [chat_call()]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "contents of a.txt"},
+            {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": "contents of a.txt"},
             {"role": "user", "content": "Go on."},
         ],
         "tools": CHAT_TOOLS,
@@ -183,6 +190,67 @@ def test_chat_for_gemini_with_only_a_system_prompt_before_the_call(repairing: St
     assert [m["role"] for m in sent["body"]["messages"]] == ["system", "user", "assistant", "tool", "user"]
 
 
+# --- a tool message without the function's name -----------------------------------------------------
+
+
+def test_chat_for_gemini_tool_message_without_name(repairing: Stack) -> None:
+    body = {
+        "model": GEMINI_2,
+        "messages": [
+            {"role": "user", "content": "Read a.txt"},
+            {"role": "assistant", "content": None, "tool_calls": [chat_call()]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "contents of a.txt"},
+        ],
+        "tools": CHAT_TOOLS,
+    }
+    with repairing.openai(direct=True) as direct:
+        assert chat_rejected(direct, body) == "Request contains an invalid argument."
+    with repairing.openai() as client:
+        reply = client.chat.completions.with_raw_response.create(**body)
+        assert reply.headers["x-suture-repairs"] == "1"
+        assert reply.parse().choices[0].message.content
+    [sent] = forwarded(repairing)
+    assert sent["body"]["messages"][2]["name"] == "read_file"
+
+
+# --- G1 on Gemini 1: a first call at a user turn's position -------------------------------------
+
+GEMINI_1 = "gemini-1.5-flash"
+OUT_OF_STEP = {
+    "two-user-contents": [
+        {"role": "user", "parts": [{"text": "Read a.txt"}]},
+        {"role": "user", "parts": [{"text": "Quickly, please."}]},
+        {"role": "model", "parts": [call()]},
+        {"role": "user", "parts": [response()]},
+    ],
+    "greeting-first": [
+        {"role": "model", "parts": [{"text": "Hi! I can read files for you."}]},
+        {"role": "user", "parts": [{"text": "Read a.txt"}]},
+        {"role": "model", "parts": [call()]},
+        {"role": "user", "parts": [response()]},
+    ],
+}
+
+
+@pytest.mark.parametrize("name", OUT_OF_STEP)
+def test_native_gemini_1_first_call_at_an_even_index(repairing: Stack, name: str) -> None:
+    contents = OUT_OF_STEP[name]
+    with repairing.gemini(direct=True) as direct:
+        assert rejected(direct, GEMINI_1, contents) == G1
+        # Gemini 2.5 is not known to read turns by position: the same history goes through.
+        assert generate(direct, GEMINI_2, contents)
+    with repairing.gemini() as client:
+        assert generate(client, GEMINI_1, contents)
+    _, sent = forwarded(repairing)
+    # The first call now stands at an odd index, after a strict user/model alternation.
+    if name == "two-user-contents":
+        merged = {"role": "user", "parts": [{"text": "Read a.txt"}, {"text": "Quickly, please."}]}
+        assert sent["body"]["contents"] == [merged, *contents[2:]]
+    else:
+        lead_in = {"role": "user", "parts": [{"text": "(Conversation continues.)"}]}
+        assert sent["body"]["contents"] == [lead_in, *contents]
+
+
 # --- G5: a tool-calling turn with content "" -------------------------------------------------------
 
 
@@ -192,7 +260,7 @@ def test_chat_for_gemini_call_turn_with_empty_text(repairing: Stack) -> None:
         "messages": [
             {"role": "user", "content": "Read a.txt"},
             {"role": "assistant", "content": "", "tool_calls": [chat_call()]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "contents of a.txt"},
+            {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": "contents of a.txt"},
             {"role": "user", "content": "Summarise it."},
         ],
         "tools": CHAT_TOOLS,
@@ -236,6 +304,60 @@ def test_native_function_response_that_is_a_list(repairing: Stack) -> None:
     assert part == {"functionResponse": {"name": "read_file", "response": {"output": [{"text": "hi"}]}}}
 
 
+# --- a part without data: an empty text beside a function response -------------------------------
+
+
+def test_native_blank_text_part_is_dropped(repairing: Stack) -> None:
+    # Written by hand: the client serialises an empty text part next to the tool's result (FLIT).
+    contents = [
+        {"role": "user", "parts": [{"text": "Read a.txt"}]},
+        {"role": "model", "parts": [call()]},
+        {"role": "user", "parts": [response(), {"text": ""}]},
+        {"role": "model", "parts": [{"text": "It says hi."}]},
+        {"role": "user", "parts": [{"text": "Thanks."}]},
+    ]
+    path = f"/v1beta/models/{GEMINI_2}:generateContent"
+    headers = {"x-goog-api-key": GOOGLE_KEY}
+    direct = httpx.post(repairing.emulator + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
+    assert direct.status_code == 400
+    assert direct.json()["error"]["message"] == (
+        "* GenerateContentRequest.contents[2].parts[1].data: required oneof field 'data' must have one "
+        "initialized field\n"
+    )
+    through = httpx.post(repairing.suture + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
+    assert through.status_code == 200, through.text
+    assert through.headers["x-suture-repairs"] == "1"
+    [sent] = forwarded(repairing)
+    assert sent["body"]["contents"][2] == {"role": "user", "parts": [response()]}
+
+
+# --- files nested in a function response, for Gemini 2.5 ------------------------------------------
+
+
+def test_native_gemini_2_function_response_parts_move_beside_the_response(repairing: Stack) -> None:
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    answer = {"name": "read_file", "response": {"output": "Read image file: shot.png"}}
+    contents = [
+        {"role": "user", "parts": [{"text": "Look at shot.png"}]},
+        {"role": "model", "parts": [call()]},
+        {"role": "user", "parts": [{"functionResponse": {**answer, "parts": [image]}}]},
+    ]
+    headers = {"x-goog-api-key": GOOGLE_KEY}
+    body = {"contents": contents, "tools": TOOLS}
+    gemini_2 = f"/v1beta/models/{GEMINI_2}:generateContent"
+    direct = httpx.post(repairing.emulator + gemini_2, json=body, headers=headers)
+    assert direct.status_code == 400
+    assert direct.json()["error"]["message"] == (
+        "Unable to submit request because `function_response.parts` is not supported for this model. Learn more: "
+        "https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling"
+    )
+    through = httpx.post(repairing.suture + gemini_2, json=body, headers=headers)
+    assert through.status_code == 200, through.text
+    assert through.headers["x-suture-repairs"] == "1"
+    [sent] = forwarded(repairing)
+    assert sent["body"]["contents"][2] == {"role": "user", "parts": [{"functionResponse": answer}, image]}
+
+
 # --- G4: Gemini 3 calls without thought signatures -----------------------------------------------
 
 
@@ -268,7 +390,7 @@ def test_chat_for_gemini_3_tool_call_without_signature(repairing: Stack) -> None
         "messages": [
             {"role": "user", "content": "Read a.txt"},
             {"role": "assistant", "content": None, "tool_calls": [chat_call()]},
-            {"role": "tool", "tool_call_id": "call_1", "content": "contents of a.txt"},
+            {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": "contents of a.txt"},
         ],
         "tools": CHAT_TOOLS,
     }
@@ -332,6 +454,80 @@ def test_vertex_empty_parts(repairing: Stack) -> None:
     assert [c["role"] for c in sent["body"]["contents"]] == ["user", "user"]
 
 
+# --- a content with an OpenAI-style role -----------------------------------------------------------
+
+
+INVALID_ROLE = "Please use a valid role: user, model."
+
+
+def test_native_assistant_role_becomes_model(repairing: Stack) -> None:
+    contents = [
+        {"role": "user", "parts": [{"text": "I prefer tea."}]},
+        {"role": "assistant", "parts": [{"text": "Noted: tea."}]},
+        {"role": "user", "parts": [{"text": "Create procedural memory of the above conversation."}]},
+    ]
+    with repairing.gemini(direct=True) as direct:
+        assert rejected(direct, GEMINI_2, contents) == INVALID_ROLE
+    with repairing.gemini() as client:
+        reply = generate(client, GEMINI_2, contents)
+        assert reply == 'Emulated reply. Last user text: "Create procedural memory of the above conversation."'
+    [sent] = forwarded(repairing)
+    assert [c["role"] for c in sent["body"]["contents"]] == ["user", "model", "user"]
+    assert sent["body"]["contents"][1]["parts"] == [{"text": "Noted: tea."}]
+
+
+def test_native_developer_role_moves_into_the_system_instruction(repairing: Stack) -> None:
+    # A Responses-to-Gemini translator passing a developer message on; written by hand, as it sends it.
+    body = {
+        "systemInstruction": {"parts": [{"text": "You are a helpful agent."}]},
+        "contents": [
+            {"role": "developer", "parts": [{"text": "Answer in French."}]},
+            {"role": "user", "parts": [{"text": "Hello"}]},
+        ],
+    }
+    path = f"/v1beta/models/{GEMINI_2}:generateContent"
+    headers = {"x-goog-api-key": GOOGLE_KEY}
+    direct = httpx.post(repairing.emulator + path, json=body, headers=headers)
+    assert direct.status_code == 400
+    assert direct.json()["error"]["message"] == INVALID_ROLE
+    through = httpx.post(repairing.suture + path, json=body, headers=headers)
+    assert through.status_code == 200, through.text
+    assert through.headers["x-suture-repairs"] == "1"
+    [sent] = forwarded(repairing)
+    assert sent["body"]["contents"] == [{"role": "user", "parts": [{"text": "Hello"}]}]
+    assert sent["body"]["systemInstruction"] == {
+        "parts": [{"text": "You are a helpful agent."}, {"text": "Answer in French."}]
+    }
+
+
+# --- Gemini 3: text beside the function responses of the last content ------------------------------
+
+
+def test_native_gemini_3_text_beside_function_responses_moves_after_them(repairing: Stack) -> None:
+    # An agent's notice added to a failed call's results, in the same content (Vellum's converter).
+    signed_call = {**call(), "thoughtSignature": "c2lnbmF0dXJl"}
+    notice = {"text": "<system_notice>read_file failed: permission denied.</system_notice>"}
+    contents = [
+        {"role": "user", "parts": [{"text": "Read a.txt"}]},
+        {"role": "model", "parts": [signed_call]},
+        {"role": "user", "parts": [response(output="permission denied"), notice]},
+    ]
+    path = f"/v1beta/models/{GEMINI_3}:generateContent"
+    headers = {"x-goog-api-key": GOOGLE_KEY}
+    direct = httpx.post(repairing.emulator + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
+    assert direct.status_code == 400
+    assert direct.json()["error"]["message"] == G7
+    through = httpx.post(repairing.suture + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
+    assert through.status_code == 200, through.text
+    assert through.headers["x-suture-repairs"] == "1"
+    [sent] = forwarded(repairing)
+    assert sent["body"]["contents"] == [
+        *contents[:2],
+        {"role": "user", "parts": [response(output="permission denied")]},
+        {"role": "user", "parts": [notice]},
+    ]
+
+
 # --- G7: a request ending on a model turn ---------------------------------------------------------
 
 
@@ -343,7 +539,7 @@ ENDS_ON_MODEL = [
 
 def test_native_request_ending_on_a_model_turn_gets_a_user_turn(repairing: Stack) -> None:
     with repairing.gemini(direct=True) as direct:
-        assert rejected(direct, GEMINI_2, ENDS_ON_MODEL) == "Requests ending with a model turn are not supported"
+        assert rejected(direct, GEMINI_2, ENDS_ON_MODEL) == G7
     with repairing.gemini() as client:
         assert generate(client, GEMINI_2, ENDS_ON_MODEL) == 'Emulated reply. Last user text: "Continue."'
     [sent] = forwarded(repairing)

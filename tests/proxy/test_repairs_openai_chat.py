@@ -2,8 +2,10 @@
 
 For each class of broken transcript (null content, a tool message without its id, DeepSeek's
 reasoner, vLLM's chat templates, Groq's string-only roles and message keys, Kimi's and DeepSeek's
-reasoning_content, OpenRouter's upstreams, Azure's and MiniMax's texts), the body is sent with
-the official openai SDK straight to the emulator, which answers the provider's own 400, and then
+reasoning_content, OpenRouter's upstreams, Azure's and MiniMax's texts, ids over OpenAI's 40
+characters, a legacy function call without arguments, arguments MiniMax cannot parse, DeepSeek's
+string-only assistant content, a function message without its name), the body is sent with the
+official openai SDK straight to the emulator, which answers the provider's own 400, and then
 through a real Suture in front of the same emulator, which repairs it so the answer is a 200.
 
 The emulator serves each compatible provider under its name (``/deepseek/v1``...); Suture reaches
@@ -216,6 +218,24 @@ CASES = [
         "Missing `reasoning_content` field in the assistant message at message index 1. For more information, "
         "please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
     ),
+    # DeepSeek takes an assistant message's content only as a string (PV008); serde's column is
+    # where its parser stood: the comma after messages[1] of the compact body the SDK sends,
+    # {"model":"deepseek-chat","messages":[...
+    Broken(
+        "deepseek-assistant-content-empty-list",
+        "deepseek",
+        {
+            "model": "deepseek-chat",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "weather in New York?"},
+                {"role": "assistant", "content": [], "tool_calls": [call("call_0_weather")]},
+                {"role": "tool", "tool_call_id": "call_0_weather", "content": "sunny"},
+            ],
+        },
+        "Failed to deserialize the JSON body into the target type: messages[1]: invalid type: sequence, "
+        "expected a string at line 1 column 223",
+    ),
     # vLLM's chat templates (PV005)
     Broken(
         "vllm-two-users",
@@ -355,6 +375,55 @@ CASES = [
         },
         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
     ),
+    # An id over OpenAI's and Azure's 40 characters, one a gateway made up (PV001)
+    Broken(
+        "azure-tool-call-id-over-40",
+        "azure",
+        {
+            "model": "azure-gpt-4o",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "look it up"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [call("portkey-6aa6db90-1b84-4155-9f32-f658c97d6b1b")],
+                },
+                {"role": "tool", "tool_call_id": "portkey-6aa6db90-1b84-4155-9f32-f658c97d6b1b", "content": "found"},
+            ],
+        },
+        "Invalid 'messages[1].tool_calls[0].id': string too long. "
+        "Expected a string with maximum length 40, but got a string with length 44 instead.",
+    ),
+    # A legacy function message without its name, and no call to take it from (OA005)
+    Broken(
+        "function-message-without-name",
+        None,
+        {
+            "model": "gpt-4o",
+            "messages": [
+                {"role": "system", "content": "You are a helpful AI assistant."},
+                {"role": "user", "content": "How do I enrol?"},
+                {"role": "function", "content": "Enrolment opens in May."},
+            ],
+        },
+        "Missing parameter 'name': messages with role 'function' must have a 'name'.",
+    ),
+    # A legacy function call without its arguments (OA004)
+    Broken(
+        "azure-function-call-without-arguments",
+        "azure",
+        {
+            "model": "azure-gpt-4o",
+            "messages": [
+                {"role": "user", "content": "What is the weather in Copenhagen?"},
+                {"role": "assistant", "function_call": {"name": "get_weather"}},
+                {"role": "function", "name": "get_weather", "content": "12 degrees and windy"},
+            ],
+            "functions": [{"name": "get_weather", "parameters": {"type": "object"}}],
+        },
+        "Missing required parameter: 'messages[1].function_call.arguments'.",
+    ),
     Broken(
         "minimax-result-id-not-found",
         "minimax",
@@ -368,6 +437,25 @@ CASES = [
             ],
         },
         "invalid params, tool result's tool id(call_function_g094w5htkglv_1) not found (2013)",
+    ),
+    # Arguments encoded twice, which MiniMax cannot parse (PV010)
+    Broken(
+        "minimax-double-encoded-arguments",
+        "minimax",
+        {
+            "model": "MiniMax-M2.5",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "search the docs"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [call("Dyx3YtQx5", arguments='"{\\"q\\": \\"docs\\"}"')],
+                },
+                {"role": "tool", "tool_call_id": "Dyx3YtQx5", "content": "three hits"},
+            ],
+        },
+        "invalid params, invalid function arguments json string, tool_call_id: Dyx3YtQx5 (2013)",
     ),
 ]
 

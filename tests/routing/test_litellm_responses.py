@@ -30,6 +30,15 @@ pytestmark = [
 ]
 
 REPLY = f'Emulated reply. Last user text: "{CORRECTION}"'
+# The OpenAI-compatible fake judges what it receives by DeepSeek's rules, and DeepSeek refuses an
+# assistant message whose content is a list of parts ("invalid type: sequence, expected a string",
+# BerriAI/litellm#9905). litellm's Responses-to-Chat bridge turns an assistant message's output_text
+# parts into just that list, after Suture has repaired the Responses body by the Responses rules.
+COMPAT_GAP = pytest.mark.xfail(
+    raises=openai.BadRequestError,
+    strict=True,
+    reason="no Chat-provider rules for a Responses body that litellm converts: DeepSeek refuses list content",
+)
 # Providers litellm bridges to: Anthropic's Messages, Gemini, Bedrock Converse, an OpenAI-compatible
 # server's Chat Completions. Mistral's too, but see the xfail below.
 BRIDGED = [
@@ -42,7 +51,7 @@ BRIDGED = [
         # only; a Responses body gets OpenAI's, so Mistral refuses the client's call_seed0001.
         marks=pytest.mark.xfail(raises=openai.BadRequestError, strict=True, reason="no Mistral rules for Responses"),
     ),
-    "compat",
+    pytest.param("compat", marks=COMPAT_GAP),
 ]
 
 
@@ -77,7 +86,7 @@ def test_state_stored_at_openai_is_refused_not_dropped(
     assert provider.fake.received == []  # nothing reached the provider
 
 
-@pytest.mark.parametrize("name", ["anthropic", "compat"])
+@pytest.mark.parametrize("name", ["anthropic", pytest.param("compat", marks=COMPAT_GAP)])
 def test_responses_client_streams_from_provider(
     suture_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:
@@ -116,7 +125,7 @@ def test_responses_stream_names_each_event(
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-@pytest.mark.parametrize("name", ["anthropic", "compat"])
+@pytest.mark.parametrize("name", ["anthropic", pytest.param("compat", marks=COMPAT_GAP)])
 def test_responses_client_gets_tool_calls(
     suture_url: str, providers: dict[str, Provider], name: str, stream: bool, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:

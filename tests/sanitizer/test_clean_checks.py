@@ -3,12 +3,12 @@
 A valid body bound for a provider with rules of its own (DeepSeek, Moonshot, Groq, an Anthropic
 body bound for OpenAI...) is let through after a quick look by each of those rules, and by the
 format's own rules that turn on the model or the policy (prefill, thought signatures, Llama's
-tool-use turns). The property:
+tool-use turns, Gemini 1's turn positions). The property:
 whatever the body, the model and the policy, ``sanitize`` repairs exactly what the full pass (every
 rule applied) repairs. Bodies: every golden fixture before and after repair, every corpus case,
 and generated transcripts, each bound for every provider its format takes, under several models
-(the rules that depend on one: DeepSeek's reasoner and V4, Kimi, Gemini 3, vLLM's chat templates,
-the Claude models without prefill, Bedrock's Llama) and policies.
+(the rules that depend on one: DeepSeek's reasoner and V4, Kimi, Gemini 3 and 1, vLLM's chat
+templates, the Claude models without prefill, Bedrock's Llama) and policies.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ MODELS = (
     "kimi-k2.5",
     "kimi-k2-thinking",
     "gemini-3-pro-preview",
+    "gemini-1.5-flash",
     "mistralai/Mistral-7B-Instruct-v0.2",
     "claude-sonnet-4-6",
     "us.meta.llama3-2-11b-instruct-v1:0",

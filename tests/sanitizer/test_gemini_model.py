@@ -1,4 +1,5 @@
-"""Repairs that depend on the model: Gemini 3's thought signatures, for native and Chat bodies."""
+"""Repairs that depend on the model: Gemini 3's thought signatures, for native and Chat bodies,
+Gemini 1's reading of turns by position, and the files in function responses only Gemini 3 takes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import pytest
 
 from sanitizer import Policy, PolicyError, sanitize, validate
-from sanitizer.validation._gemini import signature_required
+from sanitizer.validation._gemini import response_parts_refused, signature_required, turns_by_position
 
 DUMMY = "skip_thought_signature_validator"
 
@@ -38,7 +39,7 @@ def chat(model: str) -> dict[str, Any]:
                     {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}},
                 ],
             },
-            {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+            {"role": "tool", "tool_call_id": "c1", "name": "ls", "content": "a.txt"},
         ],
     }
 
@@ -62,6 +63,50 @@ def chat(model: str) -> dict[str, Any]:
 )
 def test_models_that_require_signatures(model: str | None, required: bool) -> None:
     assert signature_required(model) is required
+
+
+@pytest.mark.parametrize(
+    ("model", "by_position"),
+    [
+        ("gemini-1.5-flash", True),
+        ("gemini-1.5-pro-002", True),
+        ("models/gemini-1.0-pro", True),
+        ("gemini-2.0-flash", False),
+        ("gemini-2.5-pro", False),
+        ("gemini-3-pro-preview", False),
+        ("gemini-pro", False),
+        (None, False),
+    ],
+)
+def test_models_that_read_turns_by_position(model: str | None, by_position: bool) -> None:
+    assert turns_by_position(model) is by_position
+
+
+@pytest.mark.parametrize(
+    ("model", "refused"),
+    [
+        ("gemini-2.5-flash", True),
+        ("gemini-2.0-flash", True),
+        ("gemini-1.5-pro", True),
+        ("gemini-2.5-computer-use-preview-10-2025", False),
+        ("gemini-3-pro-preview", False),
+        ("gemini-flash-latest", False),
+        (None, False),
+    ],
+)
+def test_models_that_refuse_files_in_function_responses(model: str | None, refused: bool) -> None:
+    assert response_parts_refused(model) is refused
+
+
+def test_a_clean_native_body_for_gemini_1_gets_its_first_call_in_step() -> None:
+    body = native()
+    body["contents"].insert(0, {"role": "user", "parts": [{"text": "hi"}]})
+    # Valid by role: only the model says the call at index 2 is out of step.
+    assert sanitize(body, api="gemini", model="gemini-2.5-flash").body is body
+    result = sanitize(body, api="gemini", model="gemini-1.5-flash")
+    assert [r.code for r in result.repairs] == ["GM008"]
+    assert result.body["contents"][0]["parts"] == [{"text": "hi"}, {"text": "list files"}]
+    assert validate(result.body, api="gemini", model="gemini-1.5-flash") == []
 
 
 def test_a_clean_native_body_for_gemini_3_gets_signatures() -> None:

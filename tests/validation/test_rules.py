@@ -18,6 +18,7 @@ from tests._support.builders import (
     btr,
     btu,
     bu,
+    call,
     chat,
     fc,
     fr,
@@ -273,6 +274,67 @@ CASES = [
         [("anthropic.A7", "messages: text content blocks must contain non-whitespace text", 1)],
         "an-A7-block",
     ),
+    case(AN, None, anthropic(au(text("\n"), text("what's up?")), aa("hi"), au("x")), [], "an-valid-A7-beside-text"),
+    case(
+        AN,
+        None,
+        anthropic(au("hi"), aa(text("Autumn"), text(" "))),
+        [("anthropic.A7", "messages: text content blocks must contain non-whitespace text", 1)],
+        "an-A7-beside-text-in-final-assistant",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("hi"), system=[text("Be brief."), text("\n \t\n")]),
+        [("anthropic.A7-system", "system: text content blocks must contain non-whitespace text", None)],
+        "an-A7-system-block",
+    ),
+    case(
+        AN,
+        "bedrock",
+        anthropic(au("hi"), system=" "),
+        [("anthropic.A7-system", "system: text content blocks must contain non-whitespace text", None)],
+        "an-A7-system-string",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au(text("")), system=""),
+        [
+            ("anthropic.A6-system", "system: text content blocks must be non-empty", None),
+            ("anthropic.A6", "messages: text content blocks must be non-empty", 0),
+        ],
+        "an-A6-system-string-before-messages",
+    ),
+    case(AN, None, anthropic(au("hi"), system=[text("  Be brief.\n")]), [], "an-valid-system-with-spaces"),
+    case(
+        AN,
+        "vertex",
+        anthropic(au("hi"), aa({"type": "thinking", "thinking": "hm"}, text("Hello")), au("x")),
+        [("anthropic.thinking-signature", "messages.1.content.0.thinking.signature: Field required", 1)],
+        "an-thinking-signature-missing",
+    ),
+    case(
+        AN,
+        "bedrock",
+        anthropic(au("hi"), aa({"type": "thinking", "thinking": "hm", "signature": ""}, text("Hello")), au("x")),
+        [("anthropic.thinking-signature", "messages.1.content.0.thinking.signature: Field required", 1)],
+        "an-thinking-signature-empty-bedrock",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("hi"), aa({"type": "thinking", "thinking": "hm", "signature": ""}, text("Hello")), au("x")),
+        [("anthropic.A15", "messages.1.content.0: Invalid `signature` in `thinking` block", 1)],
+        "an-A15-empty-signature",
+    ),
+    case(
+        AN,
+        "deepseek",
+        anthropic(au("hi"), aa({"type": "thinking", "thinking": "hm"}, text("Hello")), au("x")),
+        [],
+        "ds-valid-unsigned-thinking",
+    ),
     case(
         AN,
         None,
@@ -294,6 +356,14 @@ CASES = [
         ],
         "an-A10-system",
     ),
+    case(
+        AN,
+        "bedrock",
+        anthropic(aa("How can I help?"), au("hi")),
+        [("anthropic.A10", 'messages: first message must use the "user" role', 0)],
+        "an-A10-bedrock",
+    ),
+    case(AN, None, anthropic(aa("How can I help?"), au("hi")), [], "an-valid-assistant-first"),
     case(
         AN,
         None,
@@ -325,6 +395,48 @@ CASES = [
             ("anthropic.A2", A2.format(n=2, m=0, id="t"), 2),
         ],
         "an-A12-empty-id",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(
+            au("go"),
+            aa(
+                {**SERVER_USE, "id": "ws_0c1f"},
+                {**SERVER_RESULT, "tool_use_id": "ws_0c1f"},
+                text("found"),
+            ),
+            au("x"),
+        ),
+        [
+            (
+                "anthropic.A12",
+                "messages.1.content.0.server_tool_use.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'",
+                1,
+            ),
+            (
+                "anthropic.A12",
+                "messages.1.content.1.web_search_tool_result.tool_use_id: "
+                "String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'",
+                1,
+            ),
+        ],
+        "an-A12-server-tool-use",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(
+            au("go"),
+            aa(
+                {"type": "mcp_tool_use", "id": "mcptoolu_01", "name": "lookup", "server_name": "docs", "input": {}},
+                {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_01", "content": [text("found")]},
+                text("done"),
+            ),
+            au("x"),
+        ),
+        [],
+        "an-valid-mcp-pair",
     ),
     case(
         AN,
@@ -522,7 +634,81 @@ CASES = [
         [("openai.O6", "Missing required parameter: 'messages[0].content[0].type'.", 0)],
         "oc-O6-part",
     ),
+    case(
+        OC,
+        "azure",
+        chat(ou(), oa(None, "c" * 41), ot("c" * 41)),
+        [
+            (
+                "openai.O10",
+                "Invalid 'messages[1].tool_calls[0].id': string too long. Expected a string with maximum length 40, "
+                "but got a string with length 41 instead.",
+                1,
+            )
+        ],
+        "az-O10",
+    ),
+    case(OC, None, chat(ou(), oa(None, "c" * 40), ot("c" * 40)), [], "oc-valid-id-of-40"),
+    # Groq's ids are not known to be capped.
+    case(OC, "groq", chat(ou(), oa(None, "c" * 41), ot("c" * 41)), [], "gq-valid-long-id"),
+    case(
+        OC,
+        None,
+        chat(ou(), {"role": "assistant", "content": None, "function_call": {"name": "ls"}}),
+        [("openai.O11", "Missing required parameter: 'messages[1].function_call.arguments'.", 1)],
+        "oc-O11",
+    ),
+    case(
+        OC,
+        None,
+        chat(ou(), {"role": "assistant", "content": None, "function_call": {"name": "ls", "arguments": "{}"}}),
+        [],
+        "oc-valid-function-call",
+    ),
+    case(
+        OC,
+        None,
+        chat(ou(), {"role": "function", "content": "found"}),
+        [("openai.O12", "Missing parameter 'name': messages with role 'function' must have a 'name'.", 1)],
+        "oc-O12",
+    ),
+    # MiniMax
+    case(
+        OC,
+        "minimax",
+        chat(ou(), {"role": "assistant", "content": None, "tool_calls": [call("c1", arguments='"{}"')]}, ot("c1")),
+        [
+            (
+                "minimax.arguments-not-object",
+                "invalid params, invalid function arguments json string, tool_call_id: c1 (2013)",
+                1,
+            )
+        ],
+        "mm-arguments-double-encoded",
+    ),
+    case(
+        OC,
+        "minimax",
+        chat(ou(), {"role": "assistant", "content": None, "tool_calls": [call("c1", arguments="")]}, ot("c1")),
+        [],
+        "mm-valid-empty-arguments",
+    ),
     # DeepSeek
+    case(
+        OC,
+        "deepseek",
+        # serde stops at the comma after messages[1]: byte 154 of the compact body.
+        {"model": "deepseek-chat", "messages": [ou([text("hi")]), oa([text("ok")]), ou()]},
+        [
+            (
+                "deepseek.content-not-string",
+                "Failed to deserialize the JSON body into the target type: messages[1]: invalid type: sequence, "
+                "expected a string at line 1 column 154",
+                1,
+            )
+        ],
+        "ds-content-not-string",
+    ),
     case(OC, "deepseek", chat(ou(), oa(None, "c1"), ou("next")), [("deepseek.D1", D1, 1)], "ds-D1"),
     case(OC, "deepseek", chat(ou(), oa(None, "c1"), ot("c1"), ot("c2")), [("deepseek.D1", D1, 1)], "ds-D1-unknown-id"),
     case(
@@ -736,16 +922,23 @@ CASES = [
     case(
         OC,
         "gemini-openai-compat",
-        chat(osys(), ou(), oa(None, "c1", "c2"), ot("c1"), ot("c2"), ou("x")),
+        chat(osys(), ou(), oa(None, "c1", "c2"), ot("c1", name="ls"), ot("c2", name="ls"), ou("x")),
         [],
         "goc-valid",
     ),
     case(
         OC,
         "gemini-openai-compat",
-        chat(osys(), ou(), oa(None, "c1", "c2"), ot("c1"), ou("x")),
+        chat(osys(), ou(), oa(None, "c1", "c2"), ot("c1", name="ls"), ou("x")),
         [("gemini.G3", G3, 2)],
         "goc-G3",
+    ),
+    case(
+        OC,
+        "gemini-openai-compat",
+        chat(ou(), oa(None, "c1", "c2"), ot("c1"), ot("c2", name="ls"), ou("x")),
+        [("gemini.compat-result-without-name", "Request contains an invalid argument.", 2)],
+        "goc-result-without-name",
     ),
     # Responses
     case(
@@ -1006,7 +1199,7 @@ CASES = [
         GE,
         None,
         gemini(gu(gtext("hi")), gm(gtext("ok"))),
-        [("gemini.G7", "Requests ending with a model turn are not supported", 1)],
+        [("gemini.G7", "Requests ending with a model turn are not supported.", 1)],
         "ge-G7",
     ),
     # Bedrock Converse
@@ -1449,7 +1642,7 @@ SIGNATURE_CASES = [
         OC,
         "gemini-openai-compat",
         None,
-        {**chat(osys(), ou(), oa(None, "c1"), ot("c1")), "model": G3_MODEL},
+        {**chat(osys(), ou(), oa(None, "c1"), ot("c1", name="ls")), "model": G3_MODEL},
         [("gemini.G4", G4.format(name="ls", k=2), 2)],
         id="goc-G4-body-model",
     ),
@@ -1459,7 +1652,11 @@ SIGNATURE_CASES = [
         None,
         {
             "model": G3_MODEL,
-            "messages": [ou(), {"role": "assistant", "content": None, "tool_calls": [signed_call()]}, ot("call_ls")],
+            "messages": [
+                ou(),
+                {"role": "assistant", "content": None, "tool_calls": [signed_call()]},
+                ot("call_ls", name="ls"),
+            ],
         },
         [],
         id="goc-G4-extra-content",
@@ -1468,7 +1665,7 @@ SIGNATURE_CASES = [
         OC,
         "gemini-openai-compat",
         None,
-        {**chat(ou(), oa(None, "c1"), ot("c1")), "model": "gemini-2.5-flash"},
+        {**chat(ou(), oa(None, "c1"), ot("c1", name="ls")), "model": "gemini-2.5-flash"},
         [],
         id="goc-G4-gemini-2",
     ),

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from .._ir import CALL, Part, Transcript
+from ..validation._openai_chat import arguments_hold_object
+from ._base import Context, Rule
+
+
+class ToolArgumentsNotObject(Rule):
+    """
+    What it repairs:
+        A Chat tool call whose ``function.arguments`` is not the JSON text of an object, bound
+        for a provider that parses it: the object's JSON encoded once more as a JSON string (an
+        agent that ``json.dumps`` arguments it already holds as text), text cut off
+        mid-stream, a list, ``null``.
+
+    Why:
+        MiniMax: "invalid params, invalid function arguments json string, tool_call_id:
+        Dyx3YtQx5 (2013)" (obot-platform/nanobot#237)
+        Anthropic's OpenAI-compatible endpoint, which makes the arguments a tool_use input:
+        "messages.1.content.0.tool_use.input: Input should be a valid dictionary"
+
+    Example:
+        Before (bound for MiniMax): assistant calls read_file (Dyx3YtQx5) with the arguments
+                "{\\"path\\": \\"a.txt\\"}"  (a JSON string, quotes and backslashes included)
+        After:  assistant calls read_file (Dyx3YtQx5) with the arguments {"path": "a.txt"}
+        Before: assistant calls Bash with the arguments {"command": "ls -   (cut off)
+        After:  assistant calls Bash with the arguments {}
+
+    Safety:
+        The JSON text of an object that was encoded as a JSON string (once or more) is
+        unwrapped to that text, exactly as it was, so nothing is lost. Anything else becomes
+        ``"{}"``, and the original arguments are kept, verbatim, in the repair record. Empty
+        arguments are left as they are. The call's id, name and result are untouched.
+    """
+
+    code = "PV010"
+    name = "tool-arguments-not-object"
+    apis = frozenset({"openai-chat"})
+    providers = frozenset({"minimax", "anthropic"})
+    fixes: ClassVar[tuple[str, ...]] = ("minimax.arguments-not-object", "anthropic.A18")
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return all(
+            arguments_hold_object(_arguments(call))
+            for message in body["messages"]
+            for call in message.get("tool_calls") or ()
+        )
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        for entry in transcript.entries:
+            for n, part in enumerate(entry.parts):
+                if part.kind != CALL:
+                    continue
+                arguments = _arguments(part.raw)
+                if not isinstance(arguments, str) or arguments_hold_object(arguments):
+                    continue
+                unwrapped = _object_text_in(arguments)
+                function = {**part.raw["function"], "arguments": unwrapped or "{}"}
+                entry.parts[n] = Part(CALL, {**part.raw, "function": function}, part.call_id, part.name)
+                entry.dirty = True
+                if unwrapped is not None:
+                    action = "unwrapped"
+                    detail = "unwrapped tool call arguments sent as a JSON string holding the object's JSON text"
+                else:
+                    action = "replaced"
+                    detail = (
+                        "replaced tool call arguments that are not a JSON object with {}; "
+                        f"they were: {ctx.describe(part)}"
+                    )
+                ctx.report(self, action, entry, part.call_id, detail)
+
+
+def _arguments(call: Any) -> Any:
+    function = call.get("function") if isinstance(call, dict) else None
+    return function.get("arguments") if isinstance(function, dict) else None
+
+
+def _object_text_in(text: str) -> str | None:
+    """The JSON text of an object that ``text`` holds as a JSON string, however many times
+    encoded; None if it holds none. Each step is a shorter string, so the loop ends."""
+    while True:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(value, dict):
+            return text
+        if not isinstance(value, str):
+            return None
+        text = value
