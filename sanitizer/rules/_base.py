@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -70,6 +71,20 @@ class Rule:
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         raise NotImplementedError
+
+    def drop_parts(
+        self, transcript: Transcript, ctx: Context, doomed: Callable[[Part], bool], detail: Callable[[Part], str]
+    ) -> None:
+        """Remove every part ``doomed`` picks, each reported as dropped with ``detail(part)``; a
+        message left empty goes too."""
+        removals: list[tuple[Entry, list[Part]]] = []
+        for entry in transcript.entries:
+            parts = [part for part in entry.parts if doomed(part)]
+            for part in parts:
+                ctx.report(self, "dropped", entry, None, detail(part))
+            if parts:
+                removals.append((entry, parts))
+        transcript.remove_parts(removals)
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         """Whether :meth:`apply` would leave ``body`` as it is, told by a quick look at a body the

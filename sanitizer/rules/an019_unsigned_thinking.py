@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._ir import THINKING, Entry, Part, Transcript
+from .._ir import THINKING, Transcript
 from ..providers import binding
 from ._base import Context, Rule
 
@@ -49,21 +49,15 @@ class UnsignedThinking(Rule):
         return super().applies_to(api, binding(api, provider).rules if provider is None else provider)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        removals: list[tuple[Entry, list[Part]]] = []
-        for entry in transcript.entries:
-            unsigned = [p for p in entry.parts if p.kind == THINKING and _unsigned(p.raw)]
-            for part in unsigned:
-                ctx.report(
-                    self,
-                    "dropped",
-                    entry,
-                    None,
-                    f"removed a thinking block without a signature, which the API cannot take; it said: "
-                    f"{part.raw.get('thinking')!r}",
-                )
-            if unsigned:
-                removals.append((entry, unsigned))
-        transcript.remove_parts(removals)
+        self.drop_parts(
+            transcript,
+            ctx,
+            lambda part: part.kind == THINKING and _unsigned(part.raw),
+            lambda part: (
+                "removed a thinking block without a signature, which the API cannot take; it said: "
+                f"{part.raw.get('thinking')!r}"
+            ),
+        )
 
 
 def _unsigned(block: Any) -> bool:

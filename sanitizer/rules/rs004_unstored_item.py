@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .._ir import OTHER, THINKING, Entry, Part, Transcript
+from .._ir import OTHER, THINKING, Part, Transcript
 from ..dialects.openai_responses import stored_reasoning
 from ._base import Context, Rule
 from ._items import item_id, whole
@@ -40,21 +40,15 @@ class UnstoredItem(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if transcript.body.get("store") is not False:
             return
-        removals: list[tuple[Entry, list[Part]]] = []
-        for entry in transcript.entries:
-            doomed = [p for p in entry.parts if item_id(p) is not None and _unresolvable(p)]
-            for part in doomed:
-                ctx.report(
-                    self,
-                    "dropped",
-                    entry,
-                    None,
-                    f"removed item {item_id(part)!r}, which the server cannot look up with store false; "
-                    f"the item was: {whole(part)}",
-                )
-            if doomed:
-                removals.append((entry, doomed))
-        transcript.remove_parts(removals)
+        self.drop_parts(
+            transcript,
+            ctx,
+            lambda part: item_id(part) is not None and _unresolvable(part),
+            lambda part: (
+                f"removed item {item_id(part)!r}, which the server cannot look up with store false; "
+                f"the item was: {whole(part)}"
+            ),
+        )
 
 
 def _unresolvable(part: Part) -> bool:

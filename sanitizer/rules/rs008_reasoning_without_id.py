@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._ir import THINKING, Entry, Part, Transcript
+from .._ir import THINKING, Transcript
 from ._base import Context, Rule
 from ._items import whole
 
@@ -42,17 +42,9 @@ class ReasoningWithoutId(Rule):
         return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        removals: list[tuple[Entry, list[Part]]] = []
-        for entry in transcript.entries:
-            doomed = [p for p in entry.parts if p.kind == THINKING and p.raw.get("id") is None]
-            for part in doomed:
-                ctx.report(
-                    self,
-                    "dropped",
-                    entry,
-                    None,
-                    f"removed a reasoning item without an id, which Azure refuses; the item was: {whole(part)}",
-                )
-            if doomed:
-                removals.append((entry, doomed))
-        transcript.remove_parts(removals)
+        self.drop_parts(
+            transcript,
+            ctx,
+            lambda part: part.kind == THINKING and part.raw.get("id") is None,
+            lambda part: f"removed a reasoning item without an id, which Azure refuses; the item was: {whole(part)}",
+        )
