@@ -46,10 +46,14 @@ class OpenAIChat(Dialect):
             ):
                 return False
             if role == "assistant":
-                function_call = message.get("function_call")
-                if function_call is not None and (type(function_call) is not dict or "arguments" not in function_call):
-                    return False
                 tool_calls = message.get("tool_calls")
+                if "function_call" in message:
+                    # The legacy functions API: rare, so asked only when the key is there.
+                    function_call = message["function_call"]
+                    if function_call is not None and (
+                        type(function_call) is not dict or "arguments" not in function_call
+                    ):
+                        return False
                 if tool_calls is None:
                     if content is None:
                         return False
@@ -58,7 +62,8 @@ class OpenAIChat(Dialect):
                     return False
                 for call in tool_calls:
                     call_id = call.get("id") if type(call) is dict else None
-                    if type(call_id) is not str or call_id in calls_seen:
+                    # Over 40 characters OpenAI refuses an id (provider-tool-id): the careful path.
+                    if type(call_id) is not str or call_id in calls_seen or len(call_id) > 40:
                         return False
                     calls_seen.add(call_id)
                     pending.add(call_id)

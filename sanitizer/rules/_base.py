@@ -73,13 +73,18 @@ class Rule:
         raise NotImplementedError
 
     def drop_parts(
-        self, transcript: Transcript, ctx: Context, doomed: Callable[[Part], bool], detail: Callable[[Part], str]
+        self,
+        transcript: Transcript,
+        ctx: Context,
+        kinds: frozenset[str],
+        doomed: Callable[[Part], bool],
+        detail: Callable[[Part], str],
     ) -> None:
-        """Remove every part ``doomed`` picks, each reported as dropped with ``detail(part)``; a
-        message left empty goes too."""
+        """Remove every part of ``kinds`` that ``doomed`` picks, each reported as dropped with
+        ``detail(part)``; a message left empty goes too."""
         removals: list[tuple[Entry, list[Part]]] = []
         for entry in transcript.entries:
-            parts = [part for part in entry.parts if doomed(part)]
+            parts = [part for part in entry.parts if part.kind in kinds and doomed(part)]
             for part in parts:
                 ctx.report(self, "dropped", entry, None, detail(part))
             if parts:

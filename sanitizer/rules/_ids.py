@@ -41,28 +41,28 @@ def digest(value: str, length: int = 10) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:length]
 
 
-def client_tool_part(part: Part) -> bool:
-    """A client tool's call or result: the parts whose ids ``rewrite_ids`` rewrites by default."""
-    return part.kind in (CALL, RESULT)
-
-
 def rewrite_ids(
     transcript: Transcript,
     ctx: Context,
     rule: Rule,
     valid: re.Pattern[str],
     candidate: Callable[[str], str],
-    covers: Callable[[Part], bool] = client_tool_part,
+    kinds: frozenset[str] = frozenset({CALL, RESULT}),
+    covers: Callable[[Part], bool] | None = None,
 ) -> None:
     """Give every call id that ``valid`` rejects a new one, in its call and all its results.
 
     ``candidate`` proposes an id for an original; a proposal that is taken (or invalid) gets a
     hash of the original folded in, so the mapping is deterministic and one-to-one. The new ids
     are recorded in ``ctx.restore_ids`` so the proxy can show the client its own ids again.
-    ``covers`` picks the parts whose ids are checked (by default client tools' calls and results).
+    ``kinds`` are the parts whose ids are checked (by default client tools' calls and results),
+    ``covers`` a finer choice among them.
     """
     bad = {
-        p.call_id for _, p in transcript.parts() if covers(p) and p.call_id is not None and not valid.match(p.call_id)
+        p.call_id
+        for entry in transcript.entries
+        for p in entry.parts
+        if p.kind in kinds and p.call_id is not None and (covers is None or covers(p)) and not valid.match(p.call_id)
     }
     if not bad:
         return
@@ -80,7 +80,7 @@ def rewrite_ids(
         ctx.restore_ids[new] = ctx.restore_ids.pop(original, original)
     for entry in transcript.entries:
         for index, part in enumerate(entry.parts):
-            if covers(part) and part.call_id in mapping:
+            if part.kind in kinds and part.call_id in mapping and (covers is None or covers(part)):
                 new = mapping[part.call_id]
                 if part.kind in (CALL, SERVER_CALL):
                     ctx.report(rule, "renamed", entry, part.call_id, f"tool id rewritten to {new!r}")

@@ -63,13 +63,17 @@ class BlankTextBlock(Rule):
         anthropic = ctx.api == "anthropic-messages" or (ctx.api, ctx.provider) == ("openai-chat", "anthropic")
         final = _final_assistant_turn(transcript.entries) if anthropic else set()
         for entry in transcript.entries:
-            # Anthropic takes whitespace next to text that says something, but not nothing at all.
-            lenient = anthropic and id(entry) not in final and any(_says_something(p) for p in entry.parts)
-            blank = [p for p in entry.parts if _is_blank(p) and not (lenient and _text_of(p))]
+            blank = [p for p in entry.parts if _is_blank(p)]
             if not blank:
                 continue
+            if anthropic and id(entry) not in final and any(_says_something(p) for p in entry.parts):
+                # Anthropic takes whitespace next to text that says something, but not nothing at all.
+                blank = [p for p in blank if not _text_of(p)]
+                if not blank:
+                    continue
             ctx.report(self, "dropped", entry, None, f"dropped {len(blank)} blank text block(s)")
-            entry.parts = [p for p in entry.parts if not any(p is b for b in blank)]
+            dropped = {id(p) for p in blank}
+            entry.parts = [p for p in entry.parts if id(p) not in dropped]
             entry.dirty = True
 
 

@@ -55,7 +55,7 @@ class InvalidToolId(Rule):
         if valid is not None:
             rewrite_ids(transcript, ctx, self, valid, readable_id)
         if ctx.api == "anthropic-messages":
-            rewrite_ids(transcript, ctx, self, SERVER_TOOL_ID, server_tool_id, covers=_server_tool_part)
+            rewrite_ids(transcript, ctx, self, SERVER_TOOL_ID, server_tool_id, _SERVER_PARTS, _server_tool_part)
 
 
 def readable_id(original: str) -> str:
@@ -70,6 +70,9 @@ def server_tool_id(original: str) -> str:
     if not cleaned or "\x00" in original:
         cleaned = f"{cleaned}_{digest(original)}"
     return cleaned if cleaned.startswith(_SERVER_PREFIX) else _SERVER_PREFIX + cleaned.lstrip("_")
+
+
+_SERVER_PARTS = frozenset({SERVER_CALL, SERVER_RESULT})
 
 
 def _server_tool_part(part: Part) -> bool:

@@ -6,6 +6,8 @@ from .._ir import THINKING, Transcript
 from ..providers import binding
 from ._base import Context, Rule
 
+_THINKING = frozenset({THINKING})
+
 
 class UnsignedThinking(Rule):
     """
@@ -52,7 +54,8 @@ class UnsignedThinking(Rule):
         self.drop_parts(
             transcript,
             ctx,
-            lambda part: part.kind == THINKING and _unsigned(part.raw),
+            _THINKING,
+            lambda part: _unsigned(part.raw),
             lambda part: (
                 "removed a thinking block without a signature, which the API cannot take; it said: "
                 f"{part.raw.get('thinking')!r}"

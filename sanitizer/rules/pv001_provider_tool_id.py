@@ -72,8 +72,13 @@ class ProviderToolId(Rule):
         return super().applies_to(api, binding(api, provider).rules if provider is None else provider)
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        valid = _PATTERNS[_bound_for(ctx)].match
-        return all(valid(ident) for ident in _call_ids(body, ctx.api))
+        pattern = _PATTERNS[_bound_for(ctx)]
+        if pattern is _AT_MOST_40 and ctx.api == "openai-chat":
+            # The format's own check takes no id over 40 characters: nothing to look at again.
+            return True
+        if pattern is _AT_MOST_40:
+            return all(type(ident) is str and len(ident) <= 40 for ident in _call_ids(body, ctx.api))
+        return all(pattern.match(ident) for ident in _call_ids(body, ctx.api))
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         provider = _bound_for(ctx)

@@ -3,6 +3,8 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+import orjson
+
 from .._ir import CALL, Part, Transcript
 from ..validation._openai_chat import arguments_hold_object
 from ._base import Context, Rule
@@ -43,11 +45,19 @@ class ToolArgumentsNotObject(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("minimax.arguments-not-object", "anthropic.A18")
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        return all(
-            arguments_hold_object(_arguments(call))
-            for message in body["messages"]
-            for call in message.get("tool_calls") or ()
-        )
+        # orjson is stricter than json, never laxer: where it says object, json does too, and a
+        # doubt goes to apply (a parse with orjson costs a tenth of json's on a long transcript).
+        for message in body["messages"]:
+            for call in message.get("tool_calls") or ():
+                arguments = _arguments(call)
+                if not isinstance(arguments, str) or not arguments.strip():
+                    continue
+                try:
+                    if type(orjson.loads(arguments)) is not dict:
+                        return False
+                except orjson.JSONDecodeError:
+                    return False
+        return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:

@@ -43,6 +43,7 @@ class UnstoredItem(Rule):
         self.drop_parts(
             transcript,
             ctx,
+            frozenset({THINKING, OTHER}),
             lambda part: item_id(part) is not None and _unresolvable(part),
             lambda part: (
                 f"removed item {item_id(part)!r}, which the server cannot look up with store false; "

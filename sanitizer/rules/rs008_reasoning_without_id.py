@@ -6,6 +6,8 @@ from .._ir import THINKING, Transcript
 from ._base import Context, Rule
 from ._items import whole
 
+_REASONING = frozenset({THINKING})
+
 
 class ReasoningWithoutId(Rule):
     """
@@ -45,6 +47,7 @@ class ReasoningWithoutId(Rule):
         self.drop_parts(
             transcript,
             ctx,
-            lambda part: part.kind == THINKING and part.raw.get("id") is None,
+            _REASONING,
+            lambda part: part.raw.get("id") is None,
             lambda part: f"removed a reasoning item without an id, which Azure refuses; the item was: {whole(part)}",
         )
