@@ -113,4 +113,4 @@ def _repairable(provider: str | None) -> frozenset[str]:
     # litellm's adapter, say, gets Anthropic's rules until the table knows that binding.
     if provider is None:
         return frozenset()
-    return frozenset(api for api in ("openai-chat", "anthropic-messages") if accepts(api, provider))
+    return frozenset(api for api in ("openai-chat", "anthropic-messages", "openai-responses") if accepts(api, provider))

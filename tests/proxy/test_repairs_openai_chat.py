@@ -603,9 +603,13 @@ def test_an_azure_responses_request_gets_azure_s_rules(stack: Stack) -> None:
         direct.responses.create(**body)
     assert provider_message(rejected.value) == "Missing required parameter: 'input[1].id'."
 
+    sent_before = len(stack.forwarded())
     with stack.client(direct=False) as client:
         raw = client.responses.with_raw_response.create(**body)
     assert raw.headers["x-suture-repairs"] == "1"
+    # Repaired before it was sent, by Azure's own rules (RS008), not after Azure refused it.
+    assert "x-suture-retried" not in raw.headers
+    assert len(stack.forwarded()) == sent_before + 1
     assert raw.parse().output_text.startswith("Emulated reply.")
     forwarded = stack.forwarded()[-1]
     assert forwarded["path"] == "/azure/v1/responses"

@@ -196,7 +196,7 @@ def test_one_provider_name_means_one_profile_and_one_rule_set_everywhere(api: st
     assert provider_of(api, name) == name
     # sanitize() and the route table.
     assert _RULES[(api, entry.rules)] == tuple(r for r in RULES if r.applies_to(api, entry.rules))
-    assert (api in _repairable(name)) == (api in ("openai-chat", "anthropic-messages"))
+    assert (api in _repairable(name)) == (api in ("openai-chat", "anthropic-messages", "openai-responses"))
     if api not in ("openai-chat", "anthropic-messages"):
         return
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
