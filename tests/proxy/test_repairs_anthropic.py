@@ -93,7 +93,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     app = build_emulator_app(EmulatorConfig(provider="anthropic", record_path=record))
     with contextlib.ExitStack() as stack:
         emulator = stack.enter_context(running_server(app, timeout_graceful_shutdown=1))
-        url = stack.enter_context(suture(anthropic={"upstream": emulator}))
+        # No retry after a refusal: each repair here must be made before the request is sent.
+        url = stack.enter_context(suture(anthropic={"upstream": emulator, "rejection_repair": {"enabled": False}}))
         yield Stack(emulator, record, url)
 
 

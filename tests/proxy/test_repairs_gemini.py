@@ -100,10 +100,16 @@ def stack(tmp_path: Path, **settings: Any) -> Iterator[Stack]:
     record = tmp_path / "emulator.jsonl"
     app = build_emulator_app(EmulatorConfig(provider="openai", record_path=record))
     with running_server(app, timeout_graceful_shutdown=1) as emu:
-        gemini_compat = {"protocol": "openai", "base_url": emu + "/v1beta/openai", "provider": "gemini"}
+        gemini_compat = {
+            "protocol": "openai",
+            "base_url": emu + "/v1beta/openai",
+            "provider": "gemini",
+            # No retry after a refusal: each repair here must be made before the request is sent.
+            "rejection_repair": {"enabled": False},
+        }
         with suture(
-            openai={"upstream": emu + "/v1"},
-            gemini={"upstream": emu},
+            openai={"upstream": emu + "/v1", "rejection_repair": {"enabled": False}},
+            gemini={"upstream": emu, "rejection_repair": {"enabled": False}},
             upstreams={"gemini_compat": gemini_compat},
             routes=[{"match": "gemini-*", "upstream": "gemini_compat"}],
             **settings,

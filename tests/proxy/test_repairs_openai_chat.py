@@ -80,10 +80,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     app = build_emulator_app(EmulatorConfig(provider="openai", record_path=record))
     with running_server(app, timeout_graceful_shutdown=1) as emulator:
         upstreams = {
-            name: {"protocol": "openai", "base_url": f"{emulator}/{name}/v1", "provider": name} for name in UPSTREAMS
+            name: {
+                "protocol": "openai",
+                "base_url": f"{emulator}/{name}/v1",
+                "provider": name,
+                # No retry after a refusal: each repair here must be made before the request is sent.
+                "rejection_repair": {"enabled": False},
+            }
+            for name in UPSTREAMS
         }
         routes = [{"match": match, "upstream": upstream} for match, upstream in ROUTES]
-        with suture(openai={"upstream": emulator + "/v1"}, upstreams=upstreams, routes=routes) as url:
+        with suture(
+            openai={"upstream": emulator + "/v1", "rejection_repair": {"enabled": False}},
+            upstreams=upstreams,
+            routes=routes,
+        ) as url:
             yield Stack(emulator, url, record)
 
 

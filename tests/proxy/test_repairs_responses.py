@@ -81,10 +81,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         emu = ctx.enter_context(running_server(app, timeout_graceful_shutdown=1))
         url = ctx.enter_context(
             suture(
-                openai={"upstream": emu + "/v1"},
-                anthropic={"upstream": emu},
-                gemini={"upstream": emu},
-                bedrock={"upstream": emu, "enabled": True, "client_api_key": CLIENT_KEY},
+                # No retry after a refusal: each repair here must be made before the request is sent.
+                openai={"upstream": emu + "/v1", "rejection_repair": {"enabled": False}},
+                anthropic={"upstream": emu, "rejection_repair": {"enabled": False}},
+                gemini={"upstream": emu, "rejection_repair": {"enabled": False}},
+                bedrock={
+                    "upstream": emu,
+                    "enabled": True,
+                    "client_api_key": CLIENT_KEY,
+                    "rejection_repair": {"enabled": False},
+                },
             )
         )
         yield Stack(emu, record, url)
