@@ -508,8 +508,10 @@ def _read_all(sock: socket.socket) -> bytes:
 
 def test_a_connection_that_sends_nothing_is_answered_408_and_closed(logs: LogLines) -> None:
     with suture(openai={"upstream": "http://127.0.0.1:9/v1"}, timeouts={"client_read": 0.5}) as base:
-        sock = _connect(base)
+        # The stopwatch starts before the connection, so before the server's timer can: started
+        # after it, it read 0.49993 s once for a 0.5 s timeout.
         opened = time.monotonic()
+        sock = _connect(base)
         answer = _read_all(sock)
         waited = time.monotonic() - opened
         sock.close()
@@ -542,11 +544,11 @@ def test_a_body_that_stops_coming_closes_the_connection_and_nothing_goes_upstrea
     body = json.dumps(CHAT).encode()
     with suture(openai={"upstream": faulty.url + "/v1"}, timeouts={"client_read": 0.5}) as base:
         sock = _connect(base)
+        opened = time.monotonic()  # before the last bytes go, so before the server's timer restarts
         sock.sendall(
             b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:10]
         )
-        opened = time.monotonic()
         answer = _read_all(sock)
         waited = time.monotonic() - opened
         sock.close()
