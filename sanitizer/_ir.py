@@ -55,6 +55,12 @@ class Transcript:
     key: str = "messages"
     """The body field that holds the transcript (``messages``, ``input``, ``contents``)."""
 
+    def field(self, name: str) -> Any:
+        """A top-level field as the rules so far left it: None once one removed it."""
+        if name in self.body_removals:
+            return None
+        return self.body_updates.get(name, self.body.get(name))
+
     def parts(self) -> Iterator[tuple[Entry, Part]]:
         for entry in self.entries:
             for part in entry.parts:

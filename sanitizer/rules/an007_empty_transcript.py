@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -52,7 +52,7 @@ class EmptyTranscript(Rule):
         if transcript.entries:
             return
         emptied = bool(transcript.body.get(transcript.key))
-        if not emptied and not any(_system_prompt(transcript, field) for field in _SYSTEM_FIELDS):
+        if not emptied and not any(transcript.field(name) for name in _SYSTEM_FIELDS):
             return
         transcript.entries = [ctx.dialect.text_entry("user", PLACEHOLDER_TEXT)]
         why = (
@@ -61,10 +61,3 @@ class EmptyTranscript(Rule):
             else "the request had a system prompt and no message"
         )
         ctx.report(self, "added", None, None, f"added the user message {PLACEHOLDER_TEXT!r}: {why}")
-
-
-def _system_prompt(transcript: Transcript, field: str) -> Any:
-    """The system prompt as earlier rules left it (blank-system-text may have removed it)."""
-    if field in transcript.body_removals:
-        return None
-    return transcript.body_updates.get(field, transcript.body.get(field))

@@ -69,7 +69,7 @@ class SystemRoleMessage(Rule):
                 ctx.report(self, "removed", entry, None, "removed a blank system message")
         transcript.entries = entries
         if moved:
-            transcript.body_updates["system"] = _merged(transcript.body.get("system"), moved)
+            transcript.body_updates["system"] = _merged(transcript.field("system"), moved)
 
 
 def _text(raw: Any) -> str:

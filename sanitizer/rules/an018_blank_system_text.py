@@ -40,7 +40,7 @@ class BlankSystemText(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         # system-role-message may already have moved system messages into the field.
-        system = transcript.body_updates.get("system", transcript.body.get("system"))
+        system = transcript.field("system")
         if isinstance(system, str):
             if not system.strip():
                 self._remove(transcript, ctx, f"removed the system prompt {system!r}, which held no text")

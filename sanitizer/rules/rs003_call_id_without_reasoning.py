@@ -48,34 +48,30 @@ class CallIdWithoutReasoning(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if not reasoning_model(ctx.model) or ctx.dialect.history_elsewhere(transcript.body):
             return
-        flat = [part for entry in transcript.entries for part in entry.parts]
-        at = 0
+        # Every item in order, with its place, so each can see the one after it.
+        flat = [(entry, n, part) for entry in transcript.entries for n, part in enumerate(entry.parts)]
         reasoned = fresh = False
-        for entry in transcript.entries:
-            for n, part in enumerate(entry.parts):
-                following = flat[at + 1] if at + 1 < len(flat) else None
-                at += 1
-                if part.kind == THINKING:
-                    reasoned, fresh = True, False
-                elif part.kind == TEXT and isinstance(part.raw, dict) and part.raw.get("role") in _TURN_ROLES:
-                    reasoned = fresh = False
-                elif part.kind == RESULT:
-                    # The model's next item opens a new response: its reasoning, stored after it, is out of order.
-                    fresh = True
-                elif (ident := _produced_id(part)) is not None and (
-                    not reasoned or (fresh and following is not None and following.kind == THINKING)
-                ):
-                    what = "a call" if part.kind == CALL else "an answer"
-                    ctx.report(
-                        self,
-                        "stripped",
-                        entry,
-                        part.call_id,
-                        f"removed item id {ident!r} from {what} replayed without the reasoning item "
-                        "it was produced with",
-                    )
-                    entry.parts[n] = without_id(part)
-                    entry.dirty = True
+        for at, (entry, n, part) in enumerate(flat):
+            if part.kind == THINKING:
+                reasoned, fresh = True, False
+            elif part.kind == TEXT and isinstance(part.raw, dict) and part.raw.get("role") in _TURN_ROLES:
+                reasoned = fresh = False
+            elif part.kind == RESULT:
+                # The model's next item opens a new response: its reasoning, stored after it, is out of order.
+                fresh = True
+            elif (ident := _produced_id(part)) is not None and (
+                not reasoned or (fresh and at + 1 < len(flat) and flat[at + 1][2].kind == THINKING)
+            ):
+                what = "a call" if part.kind == CALL else "an answer"
+                ctx.report(
+                    self,
+                    "stripped",
+                    entry,
+                    part.call_id,
+                    f"removed item id {ident!r} from {what} replayed without the reasoning item it was produced with",
+                )
+                entry.parts[n] = without_id(part)
+                entry.dirty = True
 
 
 def _produced_id(part: Part) -> str | None:

@@ -44,9 +44,16 @@ types (local shell, computer use) have no known wording.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ..dialects.openai_responses import (
+    ID_PREFIX,
+    PRODUCED,
+    foreign_output_id,
+    stored_reasoning,
+    valid_item_id,
+)
+from ..dialects.openai_responses import reasoning_model as is_reasoning_model
 from ._envelope import violation
 from ._shape import as_dict, as_list, as_str, body_dict
 from ._violation import Violation
@@ -72,37 +79,10 @@ R10 = (
 )
 R12 = "Invalid 'input[{n}].id': '{id}'. Expected an ID that begins with '{prefix}'."
 
-# What OpenAI takes for an item id; anything else, the empty string included, is refused (R10).
-_ITEM_ID = re.compile(r"[A-Za-z0-9_-]+")
-# The prefix OpenAI gives each kind of item's id; another one is refused (R12).
-_ID_PREFIX = {"message": "msg", "function_call": "fc", "reasoning": "rs"}
 _CALLS = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 _OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
-# The item ids OpenAI gives outputs; any other id makes the server ignore the output.
-_OUTPUT_ID_PREFIX = {"function_call_output": "fco_", "custom_tool_call_output": "ctco_"}
 # Messages that open a new exchange: a reasoning item after one belongs to a later response.
 _TURN_ROLES = frozenset({"user", "system", "developer"})
-# OpenAI's reasoning models (o-series, gpt-5, codex), under any gateway prefix; gpt-5-chat is not one.
-_REASONING_MODEL = re.compile(r"^(?:[\w.-]+/)?(?:o[1-9]|gpt-5|codex)(?!.*-chat)", re.IGNORECASE)
-# Items the model produces, which a reasoning item may precede.
-_PRODUCED = frozenset(
-    {
-        "function_call",
-        "custom_tool_call",
-        "local_shell_call",
-        "shell_call",
-        "apply_patch_call",
-        "computer_call",
-        "web_search_call",
-        "file_search_call",
-        "code_interpreter_call",
-        "image_generation_call",
-        "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "tool_search_call",
-    }
-)
 
 
 def validate_responses(body: object, provider: str) -> list[Violation]:
@@ -125,11 +105,11 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
     out: list[Violation] = []
     for n, (kind, d) in enumerate(items):
         ident = d.get("id")
-        if isinstance(ident, str) and not _ITEM_ID.fullmatch(ident):
+        if isinstance(ident, str) and not valid_item_id(ident):
             text = R10.format(n=n, id=ident)
             out.append(violation(provider, "responses.R10", text, n, param=f"input[{n}].id", code="invalid_value"))
-        elif isinstance(ident, str) and kind in _ID_PREFIX and not ident.startswith(_ID_PREFIX[kind]):
-            text = R12.format(n=n, id=ident, prefix=_ID_PREFIX[kind])
+        elif isinstance(ident, str) and kind in ID_PREFIX and not ident.startswith(ID_PREFIX[kind]):
+            text = R12.format(n=n, id=ident, prefix=ID_PREFIX[kind])
             out.append(violation(provider, "responses.R12", text, n, param=f"input[{n}].id", code="invalid_value"))
         elif kind == "reasoning" and ident is None and provider == "azure":
             param = f"input[{n}].id"
@@ -155,7 +135,7 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
     if b.get("store") is False:
         for n, (kind, d) in enumerate(items):
             ident = d.get("id")
-            if isinstance(ident, str) and ident and (kind == "item_reference" or _stored_reasoning(kind, d)):
+            if isinstance(ident, str) and ident and (kind == "item_reference" or stored_reasoning(d)):
                 text = R5.format(id=ident)
                 # OpenAI answers 404 (not found); Azure 400 (earendil-works/pi#6409).
                 status = 400 if provider == "azure" else 404
@@ -169,7 +149,7 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
         or any(kind == "item_reference" for kind, _ in items)
     )
     model = b.get("model")
-    reasoning_model = isinstance(model, str) and _REASONING_MODEL.match(model) is not None
+    reasoning_model = is_reasoning_model(model)
     ordered: list[Violation] = []
     calls: dict[str, int] = {}
     answered: set[str] = set()
@@ -190,7 +170,7 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
                 ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
         elif kind in _OUTPUTS:
             call_id = d["call_id"]
-            counted = not _foreign_output_id(kind, d)
+            counted = not foreign_output_id(d)
             if call_id in calls and items[calls[call_id]][0] == _OUTPUTS[kind]:
                 if counted:
                     answered.add(call_id)
@@ -243,17 +223,6 @@ def _reasoning_after(items: list[tuple[str, dict[str, Any]]], n: int) -> str:
     return "rs_…"
 
 
-def _stored_reasoning(kind: str, d: dict[str, Any]) -> bool:
-    """A reasoning item the server must look up by its id: it carries no encrypted content."""
-    encrypted = d.get("encrypted_content")
-    return kind == "reasoning" and not (isinstance(encrypted, str) and encrypted)
-
-
-def _foreign_output_id(kind: str, d: dict[str, Any]) -> bool:
-    ident = d.get("id")
-    return isinstance(ident, str) and bool(ident) and not ident.startswith(_OUTPUT_ID_PREFIX[kind])
-
-
 def _follows(reasoning: dict[str, Any], item: tuple[str, dict[str, Any]] | None) -> bool:
     """Whether ``item`` can be what ``reasoning`` produced.
 
@@ -267,11 +236,11 @@ def _follows(reasoning: dict[str, Any], item: tuple[str, dict[str, Any]] | None)
     if not _produced(item):
         return False
     ident = d.get("id")
-    return (isinstance(ident, str) and bool(ident)) or not _stored_reasoning("reasoning", reasoning)
+    return (isinstance(ident, str) and bool(ident)) or not stored_reasoning(reasoning)
 
 
 def _produced(item: tuple[str, dict[str, Any]] | None) -> bool:
     if item is None:
         return False
     kind, d = item
-    return kind in _PRODUCED or (kind == "message" and d.get("role") == "assistant")
+    return kind in PRODUCED or (kind == "message" and d.get("role") == "assistant")
