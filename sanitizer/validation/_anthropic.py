@@ -120,6 +120,13 @@ A13 = (
     "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult "
     "our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
 )
+# The same check in other words, without the parenthesis: on Vertex (NoeFabris/opencode-antigravity-auth#50,
+# 2025-12) and on the API itself (req_011CWuPJ..., 2026-01) in the weeks the long text was answered
+# too; what picks one is not known, so the validator writes the long one and a refusal is read in either.
+A13_SHORT = (
+    "messages.{n}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. "
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block. We recommend"
+)
 A15 = "messages.{n}.content.{m}: Invalid `signature` in `thinking` block"
 A17 = "This model does not support assistant message prefill. The conversation must end with a user message."
 A18 = "messages.{n}.content.{m}.tool_use.input: Input should be a valid dictionary"

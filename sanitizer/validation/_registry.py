@@ -87,7 +87,7 @@ _CODES = (
             "A12": (an.A12, an.A12_SERVER),
         },
     ),
-    *_section("anthropic", 1, _ANTHROPIC_A13, {"A13": (an.A13,)}),
+    *_section("anthropic", 1, _ANTHROPIC_A13, {"A13": (an.A13, an.A13_SHORT)}),
     *_section(
         "anthropic",
         1,

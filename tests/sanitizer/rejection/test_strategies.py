@@ -128,3 +128,33 @@ def test_a_named_user_text_is_never_dropped() -> None:
     }
     outcome = repair_rejection(body, api="anthropic-messages", status=400, message="messages.0.content.0: nope")
     assert outcome.body is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # The wording most reports quote, and the validator's (n8n-io/n8n#22550).
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` "
+        "is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of "
+        "`tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. "
+        "To avoid this requirement, disable `thinking`. Please consult our documentation at "
+        "https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+        # The same check answered without the parenthesis (NoeFabris/opencode-antigravity-auth#50).
+        "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`. When `thinking` "
+        "is enabled, a final `assistant` message must start with a thinking block. We recommend you include "
+        "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
+        "https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+    ],
+    ids=["with-parenthesis", "without"],
+)
+def test_a_refusal_in_either_wording_of_a_check_is_read_as_its_code(message: str) -> None:
+    from sanitizer.rejection._reading import read
+
+    body = {
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+        ],
+    }
+    assert read(body, "anthropic-messages", 400, message).codes == ("anthropic.A13",)
