@@ -23,52 +23,56 @@ class OpenAIChat(Dialect):
             return False
         pending: set[str] = set()
         calls_seen: set[str] = set()
-        for message in messages:
-            if type(message) is not dict:
-                return False
-            role = message.get("role")
-            if role == "tool":
-                # Membership tests hash: an id or role that is not a string is for parse() to reject.
-                call_id = message.get("tool_call_id")
-                if type(call_id) is not str or call_id not in pending or message.get("content") is None:
+        try:
+            for message in messages:
+                if type(message) is not dict:
                     return False
-                pending.discard(call_id)
-                continue
-            if pending:
-                return False
-            content = message.get("content")
-            if content is None:
-                # Only an assistant message that calls tools may leave its content null.
-                if role != "assistant":
-                    return False
-            elif type(content) is not str and (
-                type(content) is not list or any(type(item) is not dict for item in content)
-            ):
-                return False
-            if role == "assistant":
-                tool_calls = message.get("tool_calls")
-                if "function_call" in message:
-                    # The legacy functions API: rare, so asked only when the key is there.
-                    function_call = message["function_call"]
-                    if function_call is not None and (
-                        type(function_call) is not dict or "arguments" not in function_call
-                    ):
+                role = message.get("role")
+                if role == "tool":
+                    # pending holds strings only, so membership also checks the id's type.
+                    call_id = message.get("tool_call_id")
+                    if call_id not in pending or message.get("content") is None:
                         return False
-                if tool_calls is None:
-                    if content is None:
-                        return False
+                    pending.discard(call_id)
                     continue
-                if type(tool_calls) is not list or not tool_calls:
+                if pending:
                     return False
-                for call in tool_calls:
-                    call_id = call.get("id") if type(call) is dict else None
-                    # Over 40 characters OpenAI refuses an id (provider-tool-id): the careful path.
-                    if type(call_id) is not str or call_id in calls_seen or len(call_id) > 40:
+                content = message.get("content")
+                if content is None:
+                    # Only an assistant message that calls tools may leave its content null.
+                    if role != "assistant":
                         return False
-                    calls_seen.add(call_id)
-                    pending.add(call_id)
-            elif type(role) is not str or role not in _PLAIN_ROLES:
-                return False
+                elif type(content) is not str and (
+                    type(content) is not list or any(type(item) is not dict for item in content)
+                ):
+                    return False
+                if role == "assistant":
+                    tool_calls = message.get("tool_calls")
+                    if "function_call" in message:
+                        # The legacy functions API: rare, so asked only when the key is there.
+                        function_call = message["function_call"]
+                        if function_call is not None and (
+                            type(function_call) is not dict or "arguments" not in function_call
+                        ):
+                            return False
+                    if tool_calls is None:
+                        if content is None:
+                            return False
+                        continue
+                    if type(tool_calls) is not list or not tool_calls:
+                        return False
+                    for call in tool_calls:
+                        call_id = call.get("id") if type(call) is dict else None
+                        # Over 40 characters OpenAI refuses an id (provider-tool-id): the careful path.
+                        if type(call_id) is not str or call_id in calls_seen or len(call_id) > 40:
+                            return False
+                        calls_seen.add(call_id)
+                        pending.add(call_id)
+                elif role not in _PLAIN_ROLES:
+                    return False
+        except TypeError:
+            # An id or role that cannot be hashed (a list, say): for parse() to reject or the rules to repair.
+            return False
         return not pending
 
     def parse(self, body: dict[str, Any]) -> Transcript:
