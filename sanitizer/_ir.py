@@ -61,6 +61,13 @@ class Transcript:
             return None
         return self.body_updates.get(name, self.body.get(name))
 
+    def fields(self) -> dict[str, Any]:
+        """The top-level fields as the rules so far left them (the transcript field as the input's)."""
+        body = {**self.body, **self.body_updates}
+        for name in self.body_removals:
+            body.pop(name, None)
+        return body
+
     def parts(self) -> Iterator[tuple[Entry, Part]]:
         for entry in self.entries:
             for part in entry.parts:

@@ -17,7 +17,8 @@ the final assistant text trimmed. A conversation that all this left with no mess
 placeholder at the very end.
 
 Chat bodies get their null content, id-less tool messages and the legacy functions API's
-argument-less calls and nameless results settled first, so every later rule sees strings and ids
+argument-less calls and nameless results settled first (and the functions API turned into tool
+calls for a provider that has only those), so every later rule sees strings and ids
 (a tool message whose call cannot be known is then an orphan like any other). A tool message bound
 for Gemini's endpoint takes its call's name once every call has its result, the synthesized ones
 included.
@@ -83,6 +84,7 @@ from .pv008_content_parts_not_string import ContentPartsNotString
 from .pv009_unsupported_message_key import UnsupportedMessageKey
 from .pv010_tool_arguments_not_object import ToolArgumentsNotObject
 from .pv011_tool_result_without_name import ToolResultWithoutName
+from .pv012_legacy_function_call import LegacyFunctionCall
 from .rs001_dangling_reasoning import DanglingReasoning
 from .rs002_foreign_output_id import ForeignOutputId
 from .rs003_call_id_without_reasoning import CallIdWithoutReasoning
@@ -112,6 +114,7 @@ RULES: tuple[Rule, ...] = (
     EmptyToolCalls(),
     FunctionCallWithoutArguments(),
     FunctionMessageWithoutName(),
+    LegacyFunctionCall(),
     NullContent(),
     ToolResultWithoutId(),
     DuplicateToolCall(),

@@ -44,11 +44,13 @@ class ToolsNotDefined(Rule):
         )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        if ctx.dialect.has_tool_definitions(transcript.body):
+        # As earlier rules left them: legacy-function-call may have turned ``functions`` into tools.
+        fields = transcript.fields()
+        if ctx.dialect.has_tool_definitions(fields):
             return
         names = call_names(transcript)
         if not names:
             return
-        updates = ctx.dialect.stub_tools(transcript.body, names, ctx.policy.stub_tool_description)
+        updates = ctx.dialect.stub_tools(fields, names, ctx.policy.stub_tool_description)
         transcript.body_updates.update(updates)
         ctx.report(self, "added", None, None, f"added stub tool definitions for {', '.join(names)}")

@@ -8,6 +8,7 @@ accepted the transcript Suture sent.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable
 
@@ -191,3 +192,34 @@ def test_anthropic_client_reaches_mistral(
         model=providers["mistral"].model, max_tokens=256, messages=seed_messages(), tools=TOOLS_MESSAGES
     )
     assert_repaired_and_accepted(providers["mistral"])
+
+
+FUNCTIONS_OUTPUT = '{"temperature": 18, "sky": "sunny"}'
+
+
+@pytest.mark.parametrize("name", ["anthropic", "gemini", "bedrock", "mistral"])
+def test_a_functions_api_transcript_reaches_a_provider_with_tool_calls_only(
+    suture_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    # An agent on OpenAI's legacy functions API (LangChain's functions agent): without PV012 the
+    # call was dropped as an empty message, and litellm gave the result an id no call had.
+    messages = [
+        {"role": "user", "content": "What's the weather in Paris?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        },
+        {"role": "function", "name": "get_weather", "content": FUNCTIONS_OUTPUT},
+        {"role": "assistant", "content": "It is 18C and sunny in Paris."},
+        {"role": "user", "content": "And in London?"},
+    ]
+    functions = [TOOLS_CHAT[0]["function"]]
+    raw = openai_at(suture_url).chat.completions.with_raw_response.create(
+        model=providers[name].model, messages=messages, functions=functions, function_call="auto"
+    )
+    assert int(raw.headers["x-suture-repairs"]) >= 1
+    assert raw.parse().choices[0].message.content == 'Emulated reply. Last user text: "And in London?"'
+    body = assert_repaired_and_accepted(providers[name])
+    # The call and what the function returned reached the provider, paired.
+    assert "sunny" in json.dumps(body)
