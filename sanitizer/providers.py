@@ -14,6 +14,9 @@ and error texts judge the body), ``suture check``, strict mode and the route tab
   endpoint (``api.deepseek.com/anthropic``) checks it, which takes it untranslated (LiteLLM sends
   it there too: ``DeepSeekAnthropicMessagesConfig``).
 - ``rules``: the provider name the repair rules see (``Rule.applies_to``).
+- ``bridged``: a gateway converts the body into another format before the provider sees it
+  (LiteLLM's Responses bridge for DeepSeek), so nothing the format keeps on its own server
+  (OpenAI's stored responses, conversations, item references) reaches the provider.
 - ``aliases``: other names for the same binding (``anthropic-openai-compat``, the validator's name
   for a Chat body bound for Anthropic; ``deepseek-anthropic-compat``, for an Anthropic body bound
   for DeepSeek).
@@ -45,6 +48,8 @@ class Binding:
     rules: str
     """The provider the repair rules are chosen for."""
     aliases: tuple[str, ...] = ()
+    bridged: bool = False
+    """A gateway converts the body into another format: the format's server-side state is not there."""
 
 
 def _own(api: str, *providers: str) -> tuple[Binding, ...]:
@@ -81,7 +86,12 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
                 ("deepseek-anthropic-compat",),
             ),
         ),
-        "openai-responses": _own("openai-responses", "openai", "azure"),
+        # DeepSeek has no Responses API: LiteLLM's bridge sends it the body as Chat (Suture's
+        # litellm route), which DeepSeek's Chat rules then judge.
+        "openai-responses": (
+            *_own("openai-responses", "openai", "azure"),
+            Binding("openai-responses", "deepseek", "deepseek", "deepseek", bridged=True),
+        ),
         "gemini": _own("gemini", "gemini", "vertex"),
         "bedrock-converse": _own("bedrock-converse", "bedrock"),
     }

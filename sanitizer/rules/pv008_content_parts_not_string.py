@@ -41,20 +41,33 @@ class ContentPartsNotString(Rule):
         that is not text (an image a tool returned) cannot go in a string: it is removed and
         kept, whole, in the repair record, which says so. Tool calls are untouched. Other
         roles, whose content the provider takes as parts, are left alone.
+
+        A Responses body bound for DeepSeek (LiteLLM's bridge turns an assistant message item's
+        ``output_text`` parts into just such an array) gets the same: the item's content becomes
+        the string the bridge then passes on as it is.
     """
 
     code = "PV008"
     name = "content-parts-not-string"
     apis = frozenset({"openai-chat"})
     providers = frozenset(_STRING_ROLES)
+    also_for = frozenset({("openai-responses", "deepseek")})
     fixes: ClassVar[tuple[str, ...]] = ("groq.X5", "deepseek.content-not-string")
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         roles = _STRING_ROLES[ctx.provider or ""]
-        return not any(m.get("role") in roles and isinstance(m.get("content"), list) for m in body["messages"])
+        messages = body["input"] if ctx.api == "openai-responses" else body["messages"]
+        if not isinstance(messages, list):
+            return True
+        return not any(
+            isinstance(m, dict) and m.get("role") in roles and isinstance(m.get("content"), list) for m in messages
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         roles = _STRING_ROLES[ctx.provider or ""]
+        if ctx.api == "openai-responses":
+            self._flatten_items(transcript, ctx, roles)
+            return
         for entry in transcript.entries:
             content = entry.source.get("content")
             if entry.role not in roles or not isinstance(content, list):
@@ -80,6 +93,39 @@ class ContentPartsNotString(Rule):
                     f"; removed {len(others)} part(s) that are not text, which a string cannot hold: {_compact(others)}"
                 )
             ctx.report(self, "flattened", entry, call_id, detail)
+
+    def _flatten_items(self, transcript: Transcript, ctx: Context, roles: frozenset[str]) -> None:
+        """The Responses form: a message item is one text part of its entry, the item itself."""
+        for entry in transcript.entries:
+            for index, part in enumerate(entry.parts):
+                item = part.raw
+                if part.kind != TEXT or not isinstance(item, dict) or item.get("role") not in roles:
+                    continue
+                content = item.get("content")
+                if not isinstance(content, list):
+                    continue
+                texts = [p["text"] for p in content if _is_item_text(p)]
+                others = [p for p in content if not _is_item_text(p)]
+                flattened = {**item, "content": "".join(texts)}
+                entry.parts[index] = Part(TEXT, flattened)
+                if entry.source is item:
+                    entry.source = flattened
+                entry.dirty = True
+                detail = f"joined the {len(texts)} text part(s) of {_a(item['role'])} message item into one string"
+                if others:
+                    detail += (
+                        f"; removed {len(others)} part(s) that are not text, which a string cannot hold: "
+                        f"{_compact(others)}"
+                    )
+                ctx.report(self, "flattened", entry, None, detail)
+
+
+def _is_item_text(part: Any) -> bool:
+    return (
+        isinstance(part, dict)
+        and part.get("type") in ("output_text", "input_text", "text")
+        and isinstance(part.get("text"), str)
+    )
 
 
 def _is_text(part: Any) -> bool:

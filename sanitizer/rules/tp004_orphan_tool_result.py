@@ -4,6 +4,7 @@ import json
 from typing import Any, ClassVar
 
 from .._ir import CALL, RESULT, Entry, Part, Transcript
+from ..providers import binding
 from ._base import Context, Rule
 
 
@@ -35,7 +36,9 @@ class OrphanToolResult(Rule):
         results first). drop removes the result and keeps its full content in the repair
         record's detail only. Either way a message left with nothing in it is removed and a
         user message keeps its other blocks. With OpenAI Responses' previous_response_id or
-        conversation the calls live on the server, so no output is taken for an orphan there.
+        conversation the calls live on the server, so no output is taken for an orphan there,
+        unless a gateway bridges the body to a provider without that server (DeepSeek through
+        LiteLLM), where every output whose call the body does not hold is an orphan.
     """
 
     code = "TP004"
@@ -52,8 +55,14 @@ class OrphanToolResult(Rule):
         "responses.R7",
     )
 
+    # The format's own check takes a stored chain's outputs as answered; bridged, they are not.
+    looks_past_format = True
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        return not (ctx.api == "openai-responses" and _bridged(ctx) and ctx.dialect.history_elsewhere(body))
+
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        if ctx.dialect.history_elsewhere(transcript.body):
+        if ctx.dialect.history_elsewhere(transcript.body) and not _bridged(ctx):
             return
         calls = {p.call_id for _, p in transcript.parts() if p.kind == CALL}
         fold = ctx.policy.orphan_tool_result == "fold"
@@ -106,6 +115,10 @@ class OrphanToolResult(Rule):
         entry.parts = kept[:at] + [t.parts[0] for t in texts] + kept[at:]
         entry.dirty = True
         return entry
+
+
+def _bridged(ctx: Context) -> bool:
+    return binding(ctx.api, ctx.provider).bridged
 
 
 def folded_text(part: Part, ctx: Context) -> tuple[str, str]:

@@ -33,6 +33,14 @@ assistant message's text blocks are joined into its ``content`` (a string conten
 is, empty or not), its ``tool_use`` blocks become ``tool_calls``, its thinking becomes
 ``reasoning_content``, and one with none of these is left out.
 
+LiteLLM's Responses bridge (``transform_responses_api_input_to_messages`` with reasoning replayed,
+what ``litellm.responses`` sends a provider without the Responses API): ``instructions`` becomes
+the first message, a system one; a message item keeps its role and its content, a string as it
+is and parts as Chat parts (``input_text`` and ``output_text`` as text: an assistant's too, which
+DeepSeek refuses); a run of ``function_call`` items becomes one assistant message of
+``tool_calls``, carrying the summary text of the reasoning items before it as
+``reasoning_content``; each ``function_call_output`` becomes a ``tool`` message.
+
 Chat to Converse (LiteLLM's ``_bedrock_converse_messages_pt``): ``system``/``developer`` messages
 become the ``system`` field; a run of user messages becomes one user turn, and so does a run of
 ``tool`` messages (each a ``toolResult``), merged into the user turn before it if there is one
@@ -55,7 +63,7 @@ from ._bedrock import validate_bedrock
 from ._envelope import violation
 from ._gemini import check_contents
 from ._openai_chat import parse, validate_openai_chat
-from ._shape import body_dict, required_list
+from ._shape import as_dict, as_list, body_dict, required_list
 from ._violation import Violation
 
 G5_COMPAT = (
@@ -70,6 +78,8 @@ INVALID_ARGUMENT = "Request contains an invalid argument."
 _SYSTEM = ("system", "developer")
 # The providers an Anthropic body reaches as LiteLLM's adapter converts it to Chat.
 CHAT_VIA_LITELLM = ("openai", "mistral")
+# The providers a Responses body reaches as LiteLLM's Responses bridge converts it to Chat.
+RESPONSES_VIA_LITELLM = ("deepseek",)
 
 
 def validate_via_anthropic(body: object) -> list[Violation]:
@@ -218,6 +228,118 @@ def _litellm_messages(role: str, content: str | list[dict[str, Any]]) -> list[di
     if reasoning:
         message["reasoning_content"] = reasoning
     return [message]
+
+
+def validate_responses_via_litellm(body: object, provider: str, model: str | None = None) -> list[Violation]:
+    """A Responses body as LiteLLM's bridge sends it to ``provider``'s Chat endpoint, checked by that
+    provider's rules; each violation's ``message_index`` points into ``input`` (None: the
+    ``instructions``)."""
+    b = body_dict(body)
+    converted, index_map = litellm_responses_view(b)
+    chat: dict[str, Any] = {"model": b.get("model"), "messages": converted}
+    tools = [
+        {"type": "function", "function": {"name": t.get("name"), "parameters": t.get("parameters") or {}}}
+        for t in b.get("tools") or ()
+        if isinstance(t, dict) and t.get("type") == "function"
+    ]
+    if tools:
+        chat["tools"] = tools
+    found = validate_openai_chat(chat, provider, model)
+    return [v if v.message_index is None else replace(v, message_index=index_map[v.message_index]) for v in found]
+
+
+def litellm_responses_view(body: object) -> tuple[list[dict[str, Any]], list[int | None]]:
+    """The Chat messages LiteLLM's Responses bridge makes of a Responses body, and for each the
+    index of the input item it came from (None: ``instructions``)."""
+    b = body_dict(body)
+    converted: list[dict[str, Any]] = []
+    index_map: list[int | None] = []
+    instructions = b.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        converted.append({"role": "system", "content": instructions})
+        index_map.append(None)
+    raw = b.get("input")
+    if isinstance(raw, str):
+        return [*converted, {"role": "user", "content": raw}], [*index_map, 0]
+    reasoning: list[str] = []
+    for n, item in enumerate(as_list(raw, "input")):
+        d = as_dict(item, f"input[{n}]")
+        kind = d.get("type", "message")
+        if kind == "reasoning":
+            summary = d.get("summary")
+            reasoning += [s["text"] for s in summary or () if isinstance(s, dict) and isinstance(s.get("text"), str)]
+            continue
+        previous = converted[-1] if converted and index_map[-1] is not None else None
+        if kind in _BRIDGED_CALLS:
+            # A call joins the assistant message before it, if that is one, as the bridge does.
+            if previous is None or previous.get("role") != "assistant":
+                previous = {"role": "assistant", "content": None}
+                converted.append(previous)
+                index_map.append(n)
+            previous.setdefault("tool_calls", []).append(_bridged_call(d, kind))
+        elif kind in _BRIDGED_OUTPUTS:
+            if not d.get("call_id"):
+                continue  # left out by the bridge: an output with an empty id answers nothing it can name
+            output = d.get("output")
+            text = output if isinstance(output, str) else _text_of(_chat_parts(output))
+            converted.append({"role": "tool", "tool_call_id": d.get("call_id"), "content": text})
+            index_map.append(n)
+            continue
+        elif kind == "message":
+            content = d.get("content")
+            content = content if isinstance(content, str) else _chat_parts(content)
+            role = d.get("role")
+            if role == "assistant" and previous is not None and previous.get("tool_calls"):
+                # Text after a call, before any output, is the calling message's content.
+                previous["content"] = _joined(previous["content"], content)
+            else:
+                previous = {"role": role, "content": content}
+                converted.append(previous)
+                index_map.append(n)
+            if role != "assistant":
+                continue
+        else:
+            continue
+        if reasoning:
+            previous["reasoning_content"] = previous.get("reasoning_content", "") + "".join(reasoning)
+            reasoning = []
+    return converted, index_map
+
+
+_BRIDGED_CALLS = ("function_call", "custom_tool_call")
+_BRIDGED_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def _bridged_call(item: dict[str, Any], kind: str) -> dict[str, Any]:
+    if kind == "custom_tool_call":
+        arguments = json.dumps({"content": item.get("input")})
+    else:
+        given = item.get("arguments")
+        arguments = given if isinstance(given, str) else "{}"
+    return {
+        "id": item.get("call_id"),
+        "type": "function",
+        "function": {"name": item.get("name") or "", "arguments": arguments},
+    }
+
+
+def _joined(content: Any, more: Any) -> Any:
+    if content is None:
+        return more
+    as_parts = [{"type": "text", "text": c} if isinstance(c, str) else c for c in (content, more)]
+    return [p for c in as_parts for p in (c if isinstance(c, list) else [c])]
+
+
+def _chat_parts(content: Any) -> list[dict[str, Any]]:
+    """A Responses content array as Chat parts: its texts as text parts, an image as an image part."""
+    parts: list[dict[str, Any]] = []
+    for part in content if isinstance(content, list) else ():
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text", "text"):
+            parts.append({"type": "text", "text": part.get("text")})
+        elif kind == "input_image":
+            parts.append({"type": "image_url"})
+    return parts
 
 
 def validate_via_converse(body: object, model: str | None = None) -> list[Violation]:

@@ -32,13 +32,9 @@ pytestmark = [
 REPLY = f'Emulated reply. Last user text: "{CORRECTION}"'
 # The OpenAI-compatible fake judges what it receives by DeepSeek's rules, and DeepSeek refuses an
 # assistant message whose content is a list of parts ("invalid type: sequence, expected a string",
-# BerriAI/litellm#9905). litellm's Responses-to-Chat bridge turns an assistant message's output_text
-# parts into just that list, after Suture has repaired the Responses body by the Responses rules.
-COMPAT_GAP = pytest.mark.xfail(
-    raises=openai.BadRequestError,
-    strict=True,
-    reason="no Chat-provider rules for a Responses body that litellm converts: DeepSeek refuses list content",
-)
+# BerriAI/litellm#9905), which litellm's Responses-to-Chat bridge makes of an assistant message's
+# output_text parts: the route's provider (deepseek) has Suture repair the Responses body by
+# DeepSeek's rules on that bridge's view (PV008 gives the item a string).
 # Providers litellm bridges to: Anthropic's Messages, Gemini, Bedrock Converse, an OpenAI-compatible
 # server's Chat Completions. Mistral's too, but see the xfail below.
 BRIDGED = [
@@ -51,7 +47,7 @@ BRIDGED = [
         # only; a Responses body gets OpenAI's, so Mistral refuses the client's call_seed0001.
         marks=pytest.mark.xfail(raises=openai.BadRequestError, strict=True, reason="no Mistral rules for Responses"),
     ),
-    pytest.param("compat", marks=COMPAT_GAP),
+    "compat",
 ]
 
 
@@ -86,7 +82,7 @@ def test_state_stored_at_openai_is_refused_not_dropped(
     assert provider.fake.received == []  # nothing reached the provider
 
 
-@pytest.mark.parametrize("name", ["anthropic", pytest.param("compat", marks=COMPAT_GAP)])
+@pytest.mark.parametrize("name", ["anthropic", "compat"])
 def test_responses_client_streams_from_provider(
     suture_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:
@@ -125,7 +121,7 @@ def test_responses_stream_names_each_event(
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-@pytest.mark.parametrize("name", ["anthropic", pytest.param("compat", marks=COMPAT_GAP)])
+@pytest.mark.parametrize("name", ["anthropic", "compat"])
 def test_responses_client_gets_tool_calls(
     suture_url: str, providers: dict[str, Provider], name: str, stream: bool, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sanitizer import SanitizeError
-from sanitizer.validation._convert import converse_view, litellm_chat_view
+from sanitizer.validation._convert import converse_view, litellm_chat_view, litellm_responses_view
 from tests._support.corpus import load_cases
 from tests._support.golden_cases import all_cases
 
@@ -86,3 +86,27 @@ def test_the_converse_view_is_litellm_s_converse_conversion(body: dict[str, Any]
     except Exception as exc:  # litellm refuses some bodies outright (a role it has no place for)
         pytest.skip(f"litellm refuses it: {type(exc).__name__}")
     assert _converse_skeleton(ours) == _converse_skeleton([dict(t) for t in theirs])
+
+
+def _content_kind(content: Any) -> str:
+    return "null" if content is None else "string" if isinstance(content, str) else "parts"
+
+
+@pytest.mark.parametrize("body", _bodies("openai-responses"))
+def test_the_chat_view_of_a_responses_body_is_litellm_s_responses_bridge(body: dict[str, Any]) -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from litellm.responses.litellm_completion_transformation.transformation import LiteLLMCompletionResponsesConfig
+
+    try:
+        ours, _ = litellm_responses_view(body)
+    except SanitizeError:
+        pytest.skip("not a body the validator takes")
+    try:
+        theirs = LiteLLMCompletionResponsesConfig.transform_responses_api_input_to_messages(
+            input=body["input"], responses_api_request=body, replay_reasoning=True
+        )
+    except Exception as exc:  # litellm refuses items it cannot bridge (server-side tools, references)
+        pytest.skip(f"litellm's bridge refuses it: {type(exc).__name__}")
+    theirs = [dict(m) for m in theirs]
+    assert _chat_skeleton(ours) == _chat_skeleton(theirs)
+    assert [_content_kind(m.get("content")) for m in ours] == [_content_kind(m.get("content")) for m in theirs]
