@@ -27,7 +27,7 @@ _RULES = {
 # The rules the fast path asks one by one (Rule.clean): those a provider binds beyond its format's
 # own, and those of the format whose action turns on the model or the policy.
 _LOOKS = {
-    key: tuple(r for r in rules if r not in _RULES[(key[0], None)] or r.looks_past_format)
+    key: tuple(r for r in rules if r not in _RULES[(key[0], None)] or r.looks_past(*key))
     for key, rules in _RULES.items()
 }
 

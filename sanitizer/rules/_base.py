@@ -58,6 +58,11 @@ class Rule:
     looks_past_format: ClassVar[bool] = False
     """A rule of the format's own whose action turns on what the body does not say (the model, the
     policy), which ``looks_clean`` cannot vouch for: the fast path asks its :meth:`clean` too."""
+
+    def looks_past(self, api: str, provider: str | None) -> bool:
+        """Whether the fast path asks :meth:`clean` of this rule of the format's own for a body of
+        ``api`` bound for ``provider`` (the provider's rules name; None for the format's own)."""
+        return self.looks_past_format
     also_for: ClassVar[frozenset[tuple[str, str]]] = frozenset()
     """Other (format, provider) pairs the rule is for: a body a gateway (LiteLLM) translates for a
     provider meets that provider's rules, e.g. ``("openai-chat", "bedrock")``."""

@@ -55,11 +55,13 @@ class OrphanToolResult(Rule):
         "responses.R7",
     )
 
-    # The format's own check takes a stored chain's outputs as answered; bridged, they are not.
-    looks_past_format = True
+    def looks_past(self, api: str, provider: str | None) -> bool:
+        # The format's own check takes a stored chain's outputs as answered; bridged, they are not.
+        return binding(api, provider).bridged
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        return not (ctx.api == "openai-responses" and _bridged(ctx) and ctx.dialect.history_elsewhere(body))
+        # Asked only where the body is bridged (looks_past).
+        return not ctx.dialect.history_elsewhere(body)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if ctx.dialect.history_elsewhere(transcript.body) and not _bridged(ctx):
