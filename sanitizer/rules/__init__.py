@@ -27,7 +27,9 @@ settled once the pairing rules have placed every result, reasoning_content is fi
 merges are done, and a final assistant message is answered last, when nothing can follow it.
 
 The RS rules are OpenAI Responses' own (item ids, reasoning items, the server's store). Items the
-store cannot resolve and repeated or foreign item ids go first, with the other id fixes; reasoning
+store cannot resolve and repeated or foreign item ids go first, with the other id fixes, and an
+answer replayed after its own response's calls goes back before them (before interposed-message
+would take it for a message between calls and their outputs); reasoning
 left without the item it produced, and call ids left without their reasoning, are settled once the
 pairing rules have dropped or answered what they will.
 """
@@ -93,6 +95,7 @@ from .rs005_duplicate_item_id import DuplicateItemId
 from .rs006_invalid_item_id import InvalidItemId
 from .rs007_reasoning_without_summary import ReasoningWithoutSummary
 from .rs008_reasoning_without_id import ReasoningWithoutId
+from .rs009_answer_after_its_calls import AnswerAfterItsCalls
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -111,6 +114,7 @@ RULES: tuple[Rule, ...] = (
     UnstoredItem(),
     DuplicateItemId(),
     ForeignOutputId(),
+    AnswerAfterItsCalls(),
     EmptyToolCalls(),
     FunctionCallWithoutArguments(),
     FunctionMessageWithoutName(),

@@ -63,6 +63,7 @@ class Rule:
         """Whether the fast path asks :meth:`clean` of this rule of the format's own for a body of
         ``api`` bound for ``provider`` (the provider's rules name; None for the format's own)."""
         return self.looks_past_format
+
     also_for: ClassVar[frozenset[tuple[str, str]]] = frozenset()
     """Other (format, provider) pairs the rule is for: a body a gateway (LiteLLM) translates for a
     provider meets that provider's rules, e.g. ``("openai-chat", "bedrock")``."""

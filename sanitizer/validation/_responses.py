@@ -154,8 +154,14 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
     calls: dict[str, int] = {}
     answered: set[str] = set()
     reasoned = fresh = False
+    # The reasoning item of the current response, and whether a call came after it (nothing else).
+    reasoning_at: int | None = None
+    called = False
     for n, (kind, d) in enumerate(items):
+        if kind != "reasoning" and kind not in _CALLS and not (kind == "message" and d.get("role") == "assistant"):
+            reasoning_at, called = None, False
         if kind in _CALLS:
+            called = reasoning_at is not None
             calls.setdefault(d["call_id"], n)
             ident = d.get("id")
             if (
@@ -186,6 +192,7 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             fresh = True
         elif kind == "reasoning":
             reasoned, fresh = True, False
+            reasoning_at, called = n, False
             following = items[n + 1] if n + 1 < len(items) else None
             ident = d.get("id")
             if isinstance(ident, str) and ident and not _follows(d, following):
@@ -205,6 +212,22 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             if isinstance(ident, str) and ident.startswith("msg_"):
                 text = R4.format(id=ident, type=kind, reasoning=_reasoning_after(items, n))
                 ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
+        elif (
+            kind == "message"
+            and d.get("role") == "assistant"
+            and reasoning_model
+            and not chained
+            and called
+            and isinstance(d.get("id"), str)
+            and d["id"].startswith("msg_")
+        ):
+            # An answer put after the calls of its own response (continuedev/continue#11994): the
+            # reasoning before it is not the one right before it, where the server looks.
+            assert reasoning_at is not None
+            named = items[reasoning_at][1].get("id")
+            reasoning = named if isinstance(named, str) and named else "rs_…"
+            text = R4.format(id=d["id"], type=kind, reasoning=reasoning)
+            ordered.append(violation(provider, "responses.R4", text, n, param="input", code=None))
     for call_id, n in calls.items():
         if call_id and call_id not in answered:
             text = R1.format(what=_CALLS[items[n][0]], id=call_id)

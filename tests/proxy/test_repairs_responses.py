@@ -247,6 +247,22 @@ CASES = [
         "Missing required parameter: 'input[1].summary'.",
     ),
     Broken(
+        # continuedev/continue#11994: the answer rebuilt after the calls of its own response.
+        "RS009-answer-after-its-calls",
+        {
+            "model": "o3-mini",
+            "input": [
+                user("weather?"),
+                reasoning("rs_1"),
+                call("call_1", id="fc_1"),
+                assistant("Let me look.", id="msg_1"),
+                output("call_1"),
+                user(NEXT),
+            ],
+        },
+        "Item 'msg_1' of type 'message' was provided without its required 'reasoning' item: 'rs_1'.",
+    ),
+    Broken(
         "TP004-orphan-output-folded",
         {"model": "gpt-4.1", "input": [user("weather?"), output("call_gone"), user(NEXT)]},
         "No tool call found for function call output with call_id call_gone.",
@@ -276,6 +292,30 @@ def test_rejected_directly_and_repaired_through_suture(stack: Stack, case: Broke
     assert "weather?" in text and NEXT in text
     if any(i.get("type") == "function_call_output" for i in case.body["input"]):
         assert OUTPUT in text
+
+
+def test_an_answer_goes_back_before_the_calls_of_its_response(stack: Stack) -> None:
+    body = {
+        "model": "o3-mini",
+        "input": [
+            user("weather?"),
+            reasoning("rs_1"),
+            call("call_1", id="fc_1"),
+            assistant("Let me look.", id="msg_1"),
+            output("call_1"),
+            user(NEXT),
+        ],
+    }
+    with stack.openai(direct=False) as client:
+        client.responses.create(**body)
+    assert stack.forwarded()["input"] == [
+        user("weather?"),
+        reasoning("rs_1"),
+        assistant("Let me look.", id="msg_1"),
+        call("call_1", id="fc_1"),
+        output("call_1"),
+        user(NEXT),
+    ]
 
 
 def test_the_repaired_items_are_the_ones_expected(stack: Stack) -> None:
