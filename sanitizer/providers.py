@@ -15,7 +15,7 @@ and error texts judge the body), ``suture check``, strict mode and the route tab
   it there too: ``DeepSeekAnthropicMessagesConfig``).
 - ``rules``: the provider name the repair rules see (``Rule.applies_to``).
 - ``bridged``: a gateway converts the body into another format before the provider sees it
-  (LiteLLM's Responses bridge for DeepSeek), so nothing the format keeps on its own server
+  (LiteLLM's Responses bridge for DeepSeek and Mistral), so nothing the format keeps on its own server
   (OpenAI's stored responses, conversations, item references) reaches the provider.
 - ``aliases``: other names for the same binding (``anthropic-openai-compat``, the validator's name
   for a Chat body bound for Anthropic; ``deepseek-anthropic-compat``, for an Anthropic body bound
@@ -86,11 +86,12 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
                 ("deepseek-anthropic-compat",),
             ),
         ),
-        # DeepSeek has no Responses API: LiteLLM's bridge sends it the body as Chat (Suture's
-        # litellm route), which DeepSeek's Chat rules then judge.
+        # DeepSeek and Mistral have no Responses API: LiteLLM's bridge sends them the body as
+        # Chat (Suture's litellm route), which their Chat rules then judge.
         "openai-responses": (
             *_own("openai-responses", "openai", "azure"),
             Binding("openai-responses", "deepseek", "deepseek", "deepseek", bridged=True),
+            Binding("openai-responses", "mistral", "mistral", "mistral", bridged=True),
         ),
         "gemini": _own("gemini", "gemini", "vertex"),
         "bedrock-converse": _own("bedrock-converse", "bedrock"),

@@ -63,7 +63,9 @@ class ProviderToolId(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("mistral.M1", "openai.O10")
     apis = frozenset({"openai-chat"})
     providers = frozenset(_PATTERNS)
-    also_for = frozenset({("anthropic-messages", "mistral"), ("anthropic-messages", "openai")})
+    also_for = frozenset(
+        {("anthropic-messages", "mistral"), ("anthropic-messages", "openai"), ("openai-responses", "mistral")}
+    )
     # The format's own provider (OpenAI, for a Chat body) is bound as None: the fast path cannot
     # tell which pattern applies, so it asks this rule.
     looks_past_format = True
@@ -111,6 +113,12 @@ def _nine_alphanumerics(original: str) -> str:
 
 def _call_ids(body: dict[str, Any], api: str) -> Iterator[Any]:
     """The ids of a body's tool calls and results, as the body gives them."""
+    if api == "openai-responses":
+        # Calls and outputs are items of their own, each with its call_id.
+        for item in body["input"] if type(body.get("input")) is list else ():
+            if type(item) is dict and "call_id" in item:
+                yield item["call_id"]
+        return
     for message in body["messages"]:
         if api == "openai-chat":
             for call in message.get("tool_calls") or ():

@@ -33,8 +33,13 @@ class UserAfterTool(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("mistral.M3",)
     apis = frozenset({"openai-chat"})
     providers = frozenset({"mistral", "bedrock"})
+    # A Responses body LiteLLM bridges to Mistral: its outputs become tool messages there.
+    also_for = frozenset({("openai-responses", "mistral")})
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        if ctx.api == "openai-responses":
+            # Outputs are items without a role: the full pass looks at any list of items.
+            return type(body.get("input")) is not list
         roles = [m.get("role") for m in body["messages"]]
         return not any(a == "tool" and b == "user" for a, b in pairwise(roles))
 

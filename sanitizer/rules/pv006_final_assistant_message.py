@@ -51,7 +51,7 @@ class FinalAssistantMessage(Rule):
     name = "final-assistant-message"
     apis = frozenset({"openai-chat"})
     providers = frozenset({"deepseek", "mistral"})
-    also_for = frozenset({("openai-chat", "gemini")})
+    also_for = frozenset({("openai-chat", "gemini"), ("openai-responses", "mistral"), ("openai-responses", "deepseek")})
     fixes: ClassVar[tuple[str, ...]] = ("deepseek.D5", "mistral.M4", "gemini.G7")
 
     def applies_to(self, api: str, provider: str | None = None) -> bool:
@@ -59,6 +59,9 @@ class FinalAssistantMessage(Rule):
         return api == "gemini" or super().applies_to(api, provider)
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        if ctx.api == "openai-responses":
+            # Bridged to a Chat provider: the full pass looks at any list of items.
+            return type(body.get("input")) is not list
         deepseek = ctx.provider == "deepseek"
         gemini = ctx.api == "gemini" or ctx.provider == "gemini"
         if ctx.policy.trailing_assistant == "keep" or (deepseek and not deepseek_reasoner(body)):

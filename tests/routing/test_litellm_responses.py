@@ -35,20 +35,10 @@ REPLY = f'Emulated reply. Last user text: "{CORRECTION}"'
 # BerriAI/litellm#9905), which litellm's Responses-to-Chat bridge makes of an assistant message's
 # output_text parts: the route's provider (deepseek) has Suture repair the Responses body by
 # DeepSeek's rules on that bridge's view (PV008 gives the item a string).
-# Providers litellm bridges to: Anthropic's Messages, Gemini, Bedrock Converse, an OpenAI-compatible
-# server's Chat Completions. Mistral's too, but see the xfail below.
-BRIDGED = [
-    "anthropic",
-    "gemini",
-    "bedrock",
-    pytest.param(
-        "mistral",
-        # The sanitizer knows Mistral's rules (9-character call ids) for Chat and Messages bodies
-        # only; a Responses body gets OpenAI's, so Mistral refuses the client's call_seed0001.
-        marks=pytest.mark.xfail(raises=openai.BadRequestError, strict=True, reason="no Mistral rules for Responses"),
-    ),
-    "compat",
-]
+# Providers litellm bridges to: Anthropic's Messages, Gemini, Bedrock Converse, Mistral's and an
+# OpenAI-compatible server's Chat Completions (Mistral and DeepSeek get their own Chat rules on the
+# Chat body the bridge makes: 9-character call ids, an assistant message between outputs and a user).
+BRIDGED = ["anthropic", "gemini", "bedrock", "mistral", "compat"]
 
 
 @pytest.mark.parametrize("name", BRIDGED)
@@ -82,7 +72,7 @@ def test_state_stored_at_openai_is_refused_not_dropped(
     assert provider.fake.received == []  # nothing reached the provider
 
 
-@pytest.mark.parametrize("name", ["anthropic", "compat"])
+@pytest.mark.parametrize("name", ["anthropic", "mistral", "compat"])
 def test_responses_client_streams_from_provider(
     suture_url: str, providers: dict[str, Provider], name: str, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:
@@ -121,7 +111,7 @@ def test_responses_stream_names_each_event(
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
-@pytest.mark.parametrize("name", ["anthropic", "compat"])
+@pytest.mark.parametrize("name", ["anthropic", "mistral", "compat"])
 def test_responses_client_gets_tool_calls(
     suture_url: str, providers: dict[str, Provider], name: str, stream: bool, openai_at: Callable[[str], openai.OpenAI]
 ) -> None:
