@@ -295,17 +295,8 @@ def test_rejected_directly_and_repaired_through_suture(stack: Stack, case: Broke
 
 
 def test_an_answer_goes_back_before_the_calls_of_its_response(stack: Stack) -> None:
-    body = {
-        "model": "o3-mini",
-        "input": [
-            user("weather?"),
-            reasoning("rs_1"),
-            call("call_1", id="fc_1"),
-            assistant("Let me look.", id="msg_1"),
-            output("call_1"),
-            user(NEXT),
-        ],
-    }
+    (case,) = [c for c in CASES if c.name == "RS009-answer-after-its-calls"]
+    body = case.body
     with stack.openai(direct=False) as client:
         client.responses.create(**body)
     assert stack.forwarded()["input"] == [
