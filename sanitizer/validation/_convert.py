@@ -37,9 +37,11 @@ LiteLLM's Responses bridge (``transform_responses_api_input_to_messages`` with r
 what ``litellm.responses`` sends a provider without the Responses API): ``instructions`` becomes
 the first message, a system one; a message item keeps its role and its content, a string as it
 is and parts as Chat parts (``input_text`` and ``output_text`` as text: an assistant's too, which
-DeepSeek refuses); a run of ``function_call`` items becomes one assistant message of
-``tool_calls``, carrying the summary text of the reasoning items before it as
-``reasoning_content``; each ``function_call_output`` becomes a ``tool`` message.
+DeepSeek refuses); a call (``function_call``, ``custom_tool_call``) joins the assistant message
+right before it, a text answer's or other calls', as one of its ``tool_calls``, and an assistant
+message right after calls (before their outputs) joins their message's content; the summary text
+of reasoning items goes to the next assistant message as ``reasoning_content``; each output
+becomes a ``tool`` message, except one without a ``call_id``, which is left out.
 
 Chat to Converse (LiteLLM's ``_bedrock_converse_messages_pt``): ``system``/``developer`` messages
 become the ``system`` field; a run of user messages becomes one user turn, and so does a run of
