@@ -66,18 +66,17 @@ class ProviderToolId(Rule):
     also_for = frozenset(
         {("anthropic-messages", "mistral"), ("anthropic-messages", "openai"), ("openai-responses", "mistral")}
     )
-    # The format's own provider (OpenAI, for a Chat body) is bound as None: the fast path cannot
-    # tell which pattern applies, so it asks this rule.
-    looks_past_format = True
-
     def applies_to(self, api: str, provider: str | None = None) -> bool:
         return super().applies_to(api, binding(api, provider).rules if provider is None else provider)
 
+    def looks_past(self, api: str, provider: str | None) -> bool:
+        # OpenAI Chat's own check takes no id over 40 characters: for OpenAI's pattern (the
+        # format's own provider, Azure) there is nothing to look at again; others it asks.
+        bound = binding(api, provider).rules if provider is None else provider
+        return not (api == "openai-chat" and _PATTERNS.get(bound) is _AT_MOST_40)
+
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         pattern = _PATTERNS[_bound_for(ctx)]
-        if pattern is _AT_MOST_40 and ctx.api == "openai-chat":
-            # The format's own check takes no id over 40 characters: nothing to look at again.
-            return True
         if pattern is _AT_MOST_40:
             return all(type(ident) is str and len(ident) <= 40 for ident in _call_ids(body, ctx.api))
         return all(pattern.match(ident) for ident in _call_ids(body, ctx.api))
