@@ -66,6 +66,7 @@ class ProviderToolId(Rule):
     also_for = frozenset(
         {("anthropic-messages", "mistral"), ("anthropic-messages", "openai"), ("openai-responses", "mistral")}
     )
+
     def applies_to(self, api: str, provider: str | None = None) -> bool:
         return super().applies_to(api, binding(api, provider).rules if provider is None else provider)
 

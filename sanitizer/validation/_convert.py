@@ -303,9 +303,11 @@ def litellm_responses_view(body: object) -> tuple[list[dict[str, Any]], list[int
                 continue
         else:
             continue
-        if reasoning:
-            previous["reasoning_content"] = previous.get("reasoning_content", "") + "".join(reasoning)
-            reasoning = []
+        text = "".join(reasoning).strip()
+        if text:
+            # As the bridge passes it on: trimmed, and no field for a blank summary.
+            previous["reasoning_content"] = previous.get("reasoning_content", "") + text
+        reasoning = []
     return converted, index_map
 
 

@@ -109,3 +109,5 @@ def test_the_chat_view_of_a_responses_body_is_litellm_s_responses_bridge(body: d
     theirs = [dict(m) for m in theirs]
     assert _chat_skeleton(ours) == _chat_skeleton(theirs)
     assert [_content_kind(m.get("content")) for m in ours] == [_content_kind(m.get("content")) for m in theirs]
+    # Where reasoning reaches a thinking model (DeepSeek's and Kimi's rules ask for it).
+    assert [bool(m.get("reasoning_content")) for m in ours] == [bool(m.get("reasoning_content")) for m in theirs]
