@@ -35,11 +35,6 @@ def zone(entries: list[Entry], owner_index: int, dialect: Dialect) -> tuple[list
     return slots, None
 
 
-def zone_ids(entries: list[Entry], owner_index: int, dialect: Dialect) -> set[str | None]:
-    slots, _ = zone(entries, owner_index, dialect)
-    return {entries[j].parts[k].call_id for j, k in slots}
-
-
 def attach_results(transcript: Transcript, dialect: Dialect, attachments: list[tuple[Entry, list[Part]]]) -> None:
     """Put each owner's result parts into its zone, keeping results in the order of the calls.
 

@@ -10,6 +10,7 @@ from ._base import Dialect
 from ._shape import messages_of, require_id, require_object, type_name
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+_ROLE_SET = frozenset(ROLES)
 _PLAIN_ROLES = frozenset(("system", "developer", "user"))
 
 
@@ -76,14 +77,15 @@ class OpenAIChat(Dialect):
         return not pending
 
     def parse(self, body: dict[str, Any]) -> Transcript:
-        # Field paths are spelled out only for an error: a long transcript is parsed on every
-        # turn of a broken session, and building them for every message cost a third of the parse.
+        # Field paths are spelled out only for an error, and the common shapes (a string content,
+        # well-formed calls) are read inline: a long transcript is parsed on every turn of a
+        # broken session.
         entries = []
         for index, message in enumerate(messages_of(body)):
             if type(message) is not dict:
                 require_object(message, f"messages[{index}]")
             role = message.get("role")
-            if role not in ROLES:
+            if role not in _ROLE_SET:
                 raise SanitizeError(f"messages[{index}].role", f"must be one of {', '.join(ROLES)}, not {role!r}")
             if role == "tool":
                 # A tool message without its id is a transcript fault the rules repair, not a shape error.
@@ -92,11 +94,15 @@ class OpenAIChat(Dialect):
                     require_id(call_id, f"messages[{index}].tool_call_id")
                 parts = [Part(RESULT, message, call_id)]
             else:
-                parts = _content_parts(message.get("content"), index)
+                content = message.get("content")
+                if type(content) is str:
+                    parts = [Part(TEXT, content)] if content else []
+                else:
+                    parts = _content_parts(content, index)
                 if role == "assistant":
                     tool_calls = message.get("tool_calls")
                     if tool_calls is not None:
-                        parts.extend(_call_parts(tool_calls, index))
+                        parts += _call_parts(tool_calls, index)
             entries.append(Entry(role, parts, message, index))
         return Transcript(entries, body)
 

@@ -56,10 +56,21 @@ class OrphanToolCall(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries = transcript.entries
-        answered = {p.call_id for entry in entries for p in entry.parts if p.kind == RESULT}
+        # Plain loops, one pass: this runs on every turn of a broken session.
+        answered: set[str | None] = set()
+        callers: list[tuple[int, Entry]] = []
+        for index, entry in enumerate(entries):
+            calling = False
+            for part in entry.parts:
+                if part.kind == RESULT:
+                    answered.add(part.call_id)
+                elif part.kind == CALL:
+                    calling = True
+            if calling:
+                callers.append((index, entry))
         owners = [
             (index, entry)
-            for index, entry in enumerate(entries)
+            for index, entry in callers
             if any(p.kind == CALL and p.call_id not in answered for p in entry.parts)
         ]
         tail = _results_tail(entries, ctx.dialect.result_role)

@@ -35,38 +35,36 @@ class InterposedMessage(Rule):
     name = "interposed-message"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        # Plain loops, one pass to index: this runs on every turn of a broken session, whose
-        # transcript can hold thousands of messages.
+        # Plain loops: this runs on every turn of a broken session, whose transcript can hold
+        # thousands of messages. Each span from a caller to the next is read once, so the whole
+        # transcript is read once.
         entries = transcript.entries
         callers: list[int] = []
-        found: dict[str | None, list[int]] = {}
         for index, entry in enumerate(entries):
-            calling = False
             for part in entry.parts:
-                if part.kind == RESULT:
-                    positions = found.get(part.call_id)
-                    if positions is None:
-                        found[part.call_id] = [index]
-                    else:
-                        positions.append(index)
-                elif part.kind == CALL:
-                    calling = True
-            if calling:
-                callers.append(index)
+                if part.kind == CALL:
+                    callers.append(index)
+                    break
         # Reordering happens only between a caller and the next caller, so every caller keeps
-        # its index and each span can be judged from the positions found up front.
+        # its index.
         for n, i in enumerate(callers):
             limit = callers[n + 1] if n + 1 < len(callers) else len(entries)
             calls = {p.call_id for p in entries[i].parts if p.kind == CALL}
+            answers: list[bool] = []
             last = -1
-            for call_id in calls:
-                for j in found.get(call_id, ()):
-                    if last < j < limit:
-                        last = j
+            for j in range(i + 1, limit):
+                answer = False
+                for part in entries[j].parts:
+                    if part.kind == RESULT and part.call_id in calls:
+                        answer = True
+                        break
+                answers.append(answer)
+                if answer:
+                    last = j
             if last <= i:
                 continue
             span = entries[i + 1 : last + 1]
-            answers = [any(p.kind == RESULT and p.call_id in calls for p in e.parts) for e in span]
+            answers = answers[: last - i]
             if all(answers):
                 continue
             # ``last`` holds a result, so every message that answers none of the calls sat before one.

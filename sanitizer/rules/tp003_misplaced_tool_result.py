@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from .._ir import CALL, RESULT, Entry, Part, Transcript
-from .._placement import attach_results, zone_ids
+from .._placement import attach_results
 from ._base import Context, Rule
 
 
@@ -37,18 +37,33 @@ class MisplacedToolResult(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         owners = transcript.call_owners()
         entries = transcript.entries
-        placed: dict[int, set[str | None]] = {}
-        for index, entry in enumerate(entries):
-            for part in entry.parts:
-                if part.kind == CALL:
-                    placed[id(entry)] = zone_ids(entries, index, ctx.dialect)
-                    break
-        moving: list[tuple[Entry, Entry, Part]] = []
+        result_role, spans = ctx.dialect.result_role, ctx.dialect.results_span_messages
+        # One pass: the ids in each caller's result zone (see _placement.zone), and every result
+        # whose call is known, to be judged against its caller's zone once all zones are known.
+        zones: dict[int, set[str | None]] = {}
+        zone: set[str | None] | None = None
+        known: list[tuple[Entry, Entry, Part]] = []
         for entry in entries:
+            in_zone = zone is not None and entry.role == result_role
+            leading = True
+            calling = False
             for part in entry.parts:
-                owner = owners.get(part.call_id) if part.kind == RESULT and part.call_id else None
-                if owner is not None and part.call_id not in placed[id(owner)]:
-                    moving.append((owner, entry, part))
+                if part.kind == RESULT:
+                    if in_zone and leading:
+                        assert zone is not None
+                        zone.add(part.call_id)
+                    owner = owners.get(part.call_id) if part.call_id else None
+                    if owner is not None:
+                        known.append((owner, entry, part))
+                    continue
+                leading = False
+                if part.kind == CALL:
+                    calling = True
+            if calling:
+                zone = zones[id(entry)] = set()
+            elif not (in_zone and leading and spans):
+                zone = None
+        moving = [(owner, holder, part) for owner, holder, part in known if part.call_id not in zones[id(owner)]]
         if not moving:
             return
         leaving: dict[int, tuple[Entry, set[int]]] = {}

@@ -66,12 +66,22 @@ class OrphanToolResult(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         if ctx.dialect.history_elsewhere(transcript.body) and not _bridged(ctx):
             return
-        calls = {p.call_id for _, p in transcript.parts() if p.kind == CALL}
+        # Plain loops: this runs on every turn of a broken session.
+        calls: set[str | None] = set()
+        for entry in transcript.entries:
+            for part in entry.parts:
+                if part.kind == CALL:
+                    calls.add(part.call_id)
         fold = ctx.policy.orphan_tool_result == "fold"
         removals = []
         for index, entry in enumerate(transcript.entries):
-            orphans = [p for p in entry.parts if p.kind == RESULT and p.call_id not in calls]
-            if not orphans:
+            orphans = None
+            for part in entry.parts:
+                if part.kind == RESULT and part.call_id not in calls:
+                    if orphans is None:
+                        orphans = []
+                    orphans.append(part)
+            if orphans is None:
                 continue
             if fold:
                 transcript.entries[index] = self.fold(entry, orphans, ctx)

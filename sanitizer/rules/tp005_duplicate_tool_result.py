@@ -44,11 +44,23 @@ class DuplicateToolResult(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("openai.O4", "anthropic.duplicate-result")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        calls = {p.call_id for _, p in transcript.parts() if p.kind == CALL}
-        seen: dict[str | None, list[tuple[Entry, Part]]] = {}
-        for entry, part in transcript.parts():
-            if part.kind == RESULT and part.call_id in calls:
-                seen.setdefault(part.call_id, []).append((entry, part))
+        # Plain loops, one pass, and a list only for an id answered twice: this runs on every turn
+        # of a broken session, whose results are almost all single.
+        calls: set[str | None] = set()
+        first: dict[str | None, tuple[Entry, Part]] = {}
+        repeated: dict[str | None, list[tuple[Entry, Part]]] = {}
+        for entry in transcript.entries:
+            for part in entry.parts:
+                if part.kind == CALL:
+                    calls.add(part.call_id)
+                elif part.kind == RESULT:
+                    earlier = first.get(part.call_id)
+                    if earlier is None:
+                        first[part.call_id] = (entry, part)
+                    else:
+                        repeated.setdefault(part.call_id, [earlier]).append((entry, part))
+        # In the order the ids were first answered.
+        seen = {call_id: repeated[call_id] for call_id in first if call_id in repeated and call_id in calls}
         fold = ctx.policy.orphan_tool_result == "fold"
         removals = []
         # The text of each earlier result that said something else, by the entry of the kept one.
