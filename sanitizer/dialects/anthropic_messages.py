@@ -149,8 +149,9 @@ class AnthropicMessages(Dialect):
             # top-level system field), not a shape error; any other role is.
             if role not in ROLES and role != "system":
                 raise SanitizeError(f"messages[{index}].role", f"must be 'user' or 'assistant', not {role!r}")
-            parts = _parts(message.get("content"), index)
-            require_sides(parts, role, f"messages[{index}].content", caller="assistant", answerer="user")
+            parts, sided = _parts(message.get("content"), index)
+            if sided and ((role != "assistant" and sided & _CALLED) or (role != "user" and sided & _ANSWERED)):
+                require_sides(parts, role, f"messages[{index}].content", caller="assistant", answerer="user")
             entries.append(Entry(role, parts, message, index))
         return Transcript(entries, body)
 
@@ -237,13 +238,19 @@ def _blank(block: dict[str, Any]) -> bool:
     return type(text) is not str or not text.strip()
 
 
-def _parts(content: Any, message: int) -> list[Part]:
+# What _parts says a message holds, for the check that calls and results sit on their sides.
+_CALLED, _ANSWERED = 1, 2
+
+
+def _parts(content: Any, message: int) -> tuple[list[Part], int]:
+    """The message's parts, and whether it holds tool calls (_CALLED) or results (_ANSWERED)."""
     if isinstance(content, str):
-        return [Part(TEXT, content)]
+        return [Part(TEXT, content)], 0
     if not isinstance(content, list):
         what = "is required" if content is None else f"must be a string or an array of blocks, not {type_name(content)}"
         raise SanitizeError(f"messages[{message}].content", what)
     parts = []
+    sided = 0
     for index, block in enumerate(content):
         if type(block) is not dict:
             require_object(block, _block_path(message, index))
@@ -255,8 +262,10 @@ def _parts(content: Any, message: int) -> list[Part]:
             name = block.get("name")
             call_id = _block_id(block, "id", message, index)
             parts.append(Part(CALL, block, call_id, name if isinstance(name, str) else None))
+            sided |= _CALLED
         elif kind == "tool_result":
             parts.append(Part(RESULT, block, _block_id(block, "tool_use_id", message, index)))
+            sided |= _ANSWERED
         elif kind == "text":
             parts.append(Part(TEXT, block))
         elif kind in THINKING_BLOCKS:
@@ -268,7 +277,7 @@ def _parts(content: Any, message: int) -> list[Part]:
             parts.append(Part(SERVER_RESULT, block, answered if isinstance(answered, str) else None))
         else:
             parts.append(Part(OTHER, block))
-    return parts
+    return parts, sided
 
 
 def _block_path(message: int, index: int) -> str:

@@ -90,10 +90,14 @@ class Rule:
         ``detail(part)``; a message left empty goes too."""
         removals: list[tuple[Entry, list[Part]]] = []
         for entry in transcript.entries:
-            parts = [part for part in entry.parts if part.kind in kinds and doomed(part)]
-            for part in parts:
-                ctx.report(self, "dropped", entry, None, detail(part))
-            if parts:
+            parts = None
+            for part in entry.parts:
+                if part.kind in kinds and doomed(part):
+                    ctx.report(self, "dropped", entry, None, detail(part))
+                    if parts is None:
+                        parts = []
+                    parts.append(part)
+            if parts is not None:
                 removals.append((entry, parts))
         transcript.remove_parts(removals)
 

@@ -63,8 +63,14 @@ class BlankTextBlock(Rule):
         anthropic = ctx.api == "anthropic-messages" or (ctx.api, ctx.provider) == ("openai-chat", "anthropic")
         final = _final_assistant_turn(transcript.entries) if anthropic else set()
         for entry in transcript.entries:
-            blank = [p for p in entry.parts if _is_blank(p)]
-            if not blank:
+            # A plain loop over text parts: this runs over every part of every turn.
+            blank = None
+            for part in entry.parts:
+                if part.kind == TEXT and _is_blank(part):
+                    if blank is None:
+                        blank = []
+                    blank.append(part)
+            if blank is None:
                 continue
             if anthropic and id(entry) not in final and any(_says_something(p) for p in entry.parts):
                 # Anthropic takes whitespace next to text that says something, but not nothing at all.

@@ -34,7 +34,17 @@ class OrphanServerToolUse(Rule):
     apis = frozenset({"anthropic-messages"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        answered = {p.call_id for _, p in transcript.parts() if p.kind == SERVER_RESULT}
+        # Plain loops, and nothing more once no server call is found: most transcripts hold none.
+        answered: set[str | None] = set()
+        called = False
+        for entry in transcript.entries:
+            for part in entry.parts:
+                if part.kind == SERVER_RESULT:
+                    answered.add(part.call_id)
+                elif part.kind == SERVER_CALL:
+                    called = True
+        if not called:
+            return
         last = transcript.entries[-1] if transcript.entries else None
         removals = []
         for entry in transcript.entries:
