@@ -85,7 +85,7 @@ class OpenAIChat(Dialect):
             if type(message) is not dict:
                 require_object(message, f"messages[{index}]")
             role = message.get("role")
-            if role not in _ROLE_SET:
+            if type(role) is not str or role not in _ROLE_SET:
                 raise SanitizeError(f"messages[{index}].role", f"must be one of {', '.join(ROLES)}, not {role!r}")
             if role == "tool":
                 # A tool message without its id is a transcript fault the rules repair, not a shape error.
