@@ -58,12 +58,15 @@ def rewrite_ids(
     ``kinds`` are the parts whose ids are checked (by default client tools' calls and results),
     ``covers`` a finer choice among them.
     """
-    bad = {
+    # Each id once (a call and its results share it), then the pattern: the ids of a long
+    # transcript are read on every turn of a broken session.
+    ids = {
         p.call_id
         for entry in transcript.entries
         for p in entry.parts
-        if p.kind in kinds and p.call_id is not None and (covers is None or covers(p)) and not valid.match(p.call_id)
+        if p.kind in kinds and p.call_id is not None and (covers is None or covers(p))
     }
+    bad = {ident for ident in ids if not valid.match(ident)}
     if not bad:
         return
     taken = all_ids(transcript) - bad

@@ -32,6 +32,8 @@ class DuplicateToolCall(Rule):
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         removals = []
         for entry in transcript.entries:
+            if len(entry.parts) < 2:
+                continue  # one part cannot repeat itself: most messages, asked on every turn
             seen: set[str | None] = set()
             doomed = []
             for part in entry.parts:
