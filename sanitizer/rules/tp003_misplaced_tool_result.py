@@ -35,14 +35,15 @@ class MisplacedToolResult(Rule):
     name = "misplaced-tool-result"
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        owners = transcript.call_owners()
         entries = transcript.entries
         result_role, spans = ctx.dialect.result_role, ctx.dialect.results_span_messages
-        # One pass: the ids in each caller's result zone (see _placement.zone), and every result
-        # whose call is known, to be judged against its caller's zone once all zones are known.
+        # One pass: who makes each call (the first caller, as Transcript.call_owners), the ids in
+        # each caller's result zone (see _placement.zone), and every result with an id, judged
+        # against its caller's zone once all are known.
+        owners: dict[str, Entry] = {}
         zones: dict[int, set[str | None]] = {}
         zone: set[str | None] | None = None
-        known: list[tuple[Entry, Entry, Part]] = []
+        results: list[tuple[Entry, Part, str]] = []
         for entry in entries:
             in_zone = zone is not None and entry.role == result_role
             leading = True
@@ -52,18 +53,23 @@ class MisplacedToolResult(Rule):
                     if in_zone and leading:
                         assert zone is not None
                         zone.add(part.call_id)
-                    owner = owners.get(part.call_id) if part.call_id else None
-                    if owner is not None:
-                        known.append((owner, entry, part))
+                    if part.call_id:
+                        results.append((entry, part, part.call_id))
                     continue
                 leading = False
                 if part.kind == CALL:
                     calling = True
+                    if part.call_id is not None:
+                        owners.setdefault(part.call_id, entry)
             if calling:
                 zone = zones[id(entry)] = set()
             elif not (in_zone and leading and spans):
                 zone = None
-        moving = [(owner, holder, part) for owner, holder, part in known if part.call_id not in zones[id(owner)]]
+        moving = []
+        for holder, part, call_id in results:
+            owner = owners.get(call_id)
+            if owner is not None and call_id not in zones[id(owner)]:
+                moving.append((owner, holder, part))
         if not moving:
             return
         leaving: dict[int, tuple[Entry, set[int]]] = {}
