@@ -35,7 +35,8 @@ class ToolResultNotFirst(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:
-            if entry.role != "user":
+            # One part is in order whatever it is: most messages, asked on every turn.
+            if entry.role != "user" or len(entry.parts) < 2:
                 continue
             kinds = [p.kind == RESULT for p in entry.parts]
             if kinds == sorted(kinds, reverse=True):

@@ -47,7 +47,8 @@ class ThinkingNotFirst(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         for entry in transcript.entries:
-            if entry.role != "assistant":
+            # One part is in order whatever it is: most messages, asked on every turn.
+            if entry.role != "assistant" or len(entry.parts) < 2:
                 continue
             reordered = thinking_first(entry.parts)
             if reordered is not None:
