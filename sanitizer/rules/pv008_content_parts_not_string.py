@@ -72,9 +72,7 @@ class ContentPartsNotString(Rule):
             content = entry.source.get("content")
             if entry.role not in roles or not isinstance(content, list):
                 continue
-            texts = [p["text"] for p in content if _is_text(p)]
-            others = [p for p in content if not _is_text(p)]
-            joined = "".join(texts)
+            joined, count, others = _flatten(content, _CHAT_TEXT)
             flattened = {**entry.source, "content": joined}
             entry.source = flattened
             if entry.role == "tool":
@@ -85,14 +83,10 @@ class ContentPartsNotString(Rule):
                 entry.parts = ([Part(TEXT, joined)] if joined else []) + [p for p in entry.parts if p.kind == CALL]
                 call_id = None
             if content:
-                detail = f"joined the {len(texts)} text part(s) of {_a(entry.role)} message into one string"
+                detail = f"joined the {count} text part(s) of {_a(entry.role)} message into one string"
             else:
                 detail = f"replaced the empty content array of {_a(entry.role)} message with an empty string"
-            if others:
-                detail += (
-                    f"; removed {len(others)} part(s) that are not text, which a string cannot hold: {_compact(others)}"
-                )
-            ctx.report(self, "flattened", entry, call_id, detail)
+            ctx.report(self, "flattened", entry, call_id, detail + _removed(others))
 
     def _flatten_items(self, transcript: Transcript, ctx: Context, roles: frozenset[str]) -> None:
         """The Responses form: a message item is one text part of its entry, the item itself."""
@@ -104,32 +98,39 @@ class ContentPartsNotString(Rule):
                 content = item.get("content")
                 if not isinstance(content, list):
                     continue
-                texts = [p["text"] for p in content if _is_item_text(p)]
-                others = [p for p in content if not _is_item_text(p)]
-                flattened = {**item, "content": "".join(texts)}
+                joined, count, others = _flatten(content, _ITEM_TEXT)
+                flattened = {**item, "content": joined}
                 entry.parts[index] = Part(TEXT, flattened)
                 if entry.source is item:
                     entry.source = flattened
                 entry.dirty = True
-                detail = f"joined the {len(texts)} text part(s) of {_a(item['role'])} message item into one string"
-                if others:
-                    detail += (
-                        f"; removed {len(others)} part(s) that are not text, which a string cannot hold: "
-                        f"{_compact(others)}"
-                    )
-                ctx.report(self, "flattened", entry, None, detail)
+                detail = f"joined the {count} text part(s) of {_a(item['role'])} message item into one string"
+                ctx.report(self, "flattened", entry, None, detail + _removed(others))
 
 
-def _is_item_text(part: Any) -> bool:
-    return (
-        isinstance(part, dict)
-        and part.get("type") in ("output_text", "input_text", "text")
-        and isinstance(part.get("text"), str)
-    )
+# The part types that are text: Chat's, and a Responses message item's (tuples: a type that
+# cannot be hashed is simply not text).
+_CHAT_TEXT = ("text",)
+_ITEM_TEXT = ("output_text", "input_text", "text")
 
 
-def _is_text(part: Any) -> bool:
-    return isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+def _flatten(content: list[Any], text_types: tuple[str, ...]) -> tuple[str, int, list[Any]]:
+    """The text parts of ``content`` joined in order, how many there were, and the other parts."""
+    texts: list[str] = []
+    others: list[Any] = []
+    for part in content:
+        if isinstance(part, dict) and part.get("type") in text_types and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        else:
+            others.append(part)
+    return "".join(texts), len(texts), others
+
+
+def _removed(others: list[Any]) -> str:
+    """The repair record's words for the parts a string cannot hold, kept whole."""
+    if not others:
+        return ""
+    return f"; removed {len(others)} part(s) that are not text, which a string cannot hold: {_compact(others)}"
 
 
 def _a(role: str) -> str:

@@ -19,9 +19,10 @@ A body of the wrong shape (``messages`` not an array, a message not an object...
 
 from __future__ import annotations
 
+from ..providers import binding
 from ._anthropic import validate_anthropic
 from ._bedrock import validate_bedrock
-from ._convert import CHAT_VIA_LITELLM, RESPONSES_VIA_LITELLM, validate_responses_via_litellm, validate_via_litellm
+from ._convert import CHAT_VIA_LITELLM, validate_responses_via_litellm, validate_via_litellm
 from ._envelope import PROVIDERS, error_envelope, resolve
 from ._gemini import validate_gemini
 from ._openai_chat import validate_openai_chat
@@ -52,7 +53,7 @@ def validate(body: object, *, api: str, provider: str | None = None, model: str 
     if api == "openai-chat":
         return validate_openai_chat(body, resolved, model)
     if api == "openai-responses":
-        if resolved in RESPONSES_VIA_LITELLM:
+        if binding(api, provider).bridged:
             # Bound for a Chat provider: what reaches it is LiteLLM's bridge's conversion of the body.
             return validate_responses_via_litellm(body, resolved, model)
         return validate_responses(body, resolved)

@@ -80,9 +80,6 @@ INVALID_ARGUMENT = "Request contains an invalid argument."
 _SYSTEM = ("system", "developer")
 # The providers an Anthropic body reaches as LiteLLM's adapter converts it to Chat.
 CHAT_VIA_LITELLM = ("openai", "mistral")
-# The providers a Responses body reaches as LiteLLM's Responses bridge converts it to Chat (each
-# bound in the provider table, bridged).
-RESPONSES_VIA_LITELLM = ("deepseek", "mistral")
 
 
 def validate_via_anthropic(body: object) -> list[Violation]:

@@ -152,6 +152,21 @@ def forwarded(stack: Stack) -> list[dict[str, Any]]:
     return [r for r in stack.requests() if r["status"] == 200]
 
 
+def by_hand(stack: Stack, model: str, body: dict[str, Any], error: str) -> dict[str, Any]:
+    """A native request written by hand (a shape google-genai's types refuse): the provider's 400
+    sent direct, then one repair through Suture and a 200; the request Suture sent on."""
+    path = f"/v1beta/models/{model}:generateContent"
+    headers = {"x-goog-api-key": GOOGLE_KEY}
+    direct = httpx.post(stack.emulator + path, json=body, headers=headers)
+    assert direct.status_code == 400
+    assert direct.json()["error"]["message"] == error
+    through = httpx.post(stack.suture + path, json=body, headers=headers)
+    assert through.status_code == 200, through.text
+    assert through.headers["x-suture-repairs"] == "1"
+    [sent] = forwarded(stack)
+    return sent
+
+
 # --- G1: a function-call turn with no user turn before it -----------------------------------------
 
 
@@ -294,18 +309,15 @@ def test_native_function_response_that_is_a_list(repairing: Stack) -> None:
         {"role": "model", "parts": [{"text": "It says hi."}]},
         {"role": "user", "parts": [{"text": "Thanks."}]},
     ]
-    path = f"/v1beta/models/{GEMINI_2}:generateContent"
-    headers = {"x-goog-api-key": GOOGLE_KEY}
-    direct = httpx.post(repairing.emulator + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
-    assert direct.status_code == 400
-    assert direct.json()["error"]["message"] == (
-        "Invalid JSON payload received. Unknown name \"response\" at 'contents[2].parts[0].function_response': "
-        "Proto field is not repeating, cannot start list."
+    sent = by_hand(
+        repairing,
+        GEMINI_2,
+        {"contents": contents, "tools": TOOLS},
+        (
+            "Invalid JSON payload received. Unknown name \"response\" at 'contents[2].parts[0].function_response': "
+            "Proto field is not repeating, cannot start list."
+        ),
     )
-    through = httpx.post(repairing.suture + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
-    assert through.status_code == 200, through.text
-    assert through.headers["x-suture-repairs"] == "1"
-    [sent] = forwarded(repairing)
     [part] = sent["body"]["contents"][2]["parts"]
     assert part == {"functionResponse": {"name": "read_file", "response": {"output": [{"text": "hi"}]}}}
 
@@ -322,18 +334,15 @@ def test_native_blank_text_part_is_dropped(repairing: Stack) -> None:
         {"role": "model", "parts": [{"text": "It says hi."}]},
         {"role": "user", "parts": [{"text": "Thanks."}]},
     ]
-    path = f"/v1beta/models/{GEMINI_2}:generateContent"
-    headers = {"x-goog-api-key": GOOGLE_KEY}
-    direct = httpx.post(repairing.emulator + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
-    assert direct.status_code == 400
-    assert direct.json()["error"]["message"] == (
-        "* GenerateContentRequest.contents[2].parts[1].data: required oneof field 'data' must have one "
-        "initialized field\n"
+    sent = by_hand(
+        repairing,
+        GEMINI_2,
+        {"contents": contents, "tools": TOOLS},
+        (
+            "* GenerateContentRequest.contents[2].parts[1].data: required oneof field 'data' must have one "
+            "initialized field\n"
+        ),
     )
-    through = httpx.post(repairing.suture + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
-    assert through.status_code == 200, through.text
-    assert through.headers["x-suture-repairs"] == "1"
-    [sent] = forwarded(repairing)
     assert sent["body"]["contents"][2] == {"role": "user", "parts": [response()]}
 
 
@@ -491,15 +500,7 @@ def test_native_developer_role_moves_into_the_system_instruction(repairing: Stac
             {"role": "user", "parts": [{"text": "Hello"}]},
         ],
     }
-    path = f"/v1beta/models/{GEMINI_2}:generateContent"
-    headers = {"x-goog-api-key": GOOGLE_KEY}
-    direct = httpx.post(repairing.emulator + path, json=body, headers=headers)
-    assert direct.status_code == 400
-    assert direct.json()["error"]["message"] == INVALID_ROLE
-    through = httpx.post(repairing.suture + path, json=body, headers=headers)
-    assert through.status_code == 200, through.text
-    assert through.headers["x-suture-repairs"] == "1"
-    [sent] = forwarded(repairing)
+    sent = by_hand(repairing, GEMINI_2, body, INVALID_ROLE)
     assert sent["body"]["contents"] == [{"role": "user", "parts": [{"text": "Hello"}]}]
     assert sent["body"]["systemInstruction"] == {
         "parts": [{"text": "You are a helpful agent."}, {"text": "Answer in French."}]
@@ -518,15 +519,7 @@ def test_native_gemini_3_text_beside_function_responses_moves_after_them(repairi
         {"role": "model", "parts": [signed_call]},
         {"role": "user", "parts": [response(output="permission denied"), notice]},
     ]
-    path = f"/v1beta/models/{GEMINI_3}:generateContent"
-    headers = {"x-goog-api-key": GOOGLE_KEY}
-    direct = httpx.post(repairing.emulator + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
-    assert direct.status_code == 400
-    assert direct.json()["error"]["message"] == G7
-    through = httpx.post(repairing.suture + path, json={"contents": contents, "tools": TOOLS}, headers=headers)
-    assert through.status_code == 200, through.text
-    assert through.headers["x-suture-repairs"] == "1"
-    [sent] = forwarded(repairing)
+    sent = by_hand(repairing, GEMINI_3, {"contents": contents, "tools": TOOLS}, G7)
     assert sent["body"]["contents"] == [
         *contents[:2],
         {"role": "user", "parts": [response(output="permission denied")]},
