@@ -36,98 +36,96 @@ class AnthropicMessages(Dialect):
         # Server calls opened in the current assistant turn (consecutive assistant messages).
         turn_servers: set[Any] = set()
         last = len(messages) - 1
-        if _trailing_whitespace(messages[last]) or _blank_system(body.get("system")):
-            return False
-        thinking = body.get("thinking")
-        if _final_thinking(messages[last], type(thinking) is dict and thinking.get("type") == "enabled"):
-            return False
-        # With thinking on, the API merges consecutive assistant messages into a turn that must
-        # start with thinking: such runs are left to the full pass.
-        if type(thinking) is dict and thinking.get("type") == "enabled" and _assistant_run(messages):
-            return False
-        for index, message in enumerate(messages):
-            if type(message) is not dict:
+        try:
+            if _trailing_whitespace(messages[last]) or _blank_system(body.get("system")):
                 return False
-            role = message.get("role")
-            content = message.get("content")
-            if turn_servers and role != "assistant":
-                turn_servers.clear()
-            if type(content) is str:
-                if pending or not content.strip() or role not in ROLES:
-                    return False
-                continue
-            if type(content) is not list or (not content and not (index == last and role == "assistant")):
+            thinking = body.get("thinking")
+            if _final_thinking(messages[last], type(thinking) is dict and thinking.get("type") == "enabled"):
                 return False
-            if role == "user":
-                for block in content:
-                    # Membership tests hash: a type or id that is not a string is for parse() to reject.
-                    kind = block.get("type") if type(block) is dict else None
-                    if type(kind) is not str:
-                        return False
-                    if kind == "tool_result":
-                        result_id = block.get("tool_use_id")
-                        if type(result_id) is not str or result_id not in pending:
-                            return False
-                        pending.discard(result_id)
-                    elif pending or kind not in _PLAIN_USER_BLOCKS or (kind == "text" and _blank(block)):
-                        return False
-            elif role == "assistant":
-                if pending:
-                    return False
-                server_calls: set[Any] = set()
-                # The calls come last, and thinking, if the message holds any, first.
-                called = False
-                for block in content:
-                    kind = block.get("type") if type(block) is dict else None
-                    if type(kind) is not str:
-                        return False
-                    if kind == "tool_use":
-                        call_id = block.get("id")
-                        if (
-                            type(call_id) is not str
-                            or call_id in calls_seen
-                            or not TOOL_ID.match(call_id)
-                            or type(block.get("input")) is not dict
-                        ):
-                            return False
-                        called = True
-                        calls_seen.add(call_id)
-                        pending.add(call_id)
-                        continue
-                    if called:
-                        return False
-                    if kind == "text":
-                        if _blank(block):
-                            return False
-                    elif kind in THINKING_BLOCKS:
-                        # The first block was checked first: a dict whose type is a string.
-                        if content[0]["type"] not in THINKING_BLOCKS:
-                            return False
-                        # Thinking without its signature, which no request can carry.
-                        if kind == "thinking" and block.get("signature", "") == "":
-                            return False
-                    elif kind in _SERVER_CALLS:
-                        server_id = block.get("id")
-                        if type(server_id) is not str:
-                            return False
-                        if kind == "server_tool_use" and not SERVER_TOOL_ID.match(server_id):
-                            return False
-                        server_calls.add(server_id)
-                        turn_servers.add(server_id)
-                    elif kind == "tool_result":
-                        return False
-                    elif kind.endswith("_tool_result"):
-                        answered = block.get("tool_use_id")
-                        if type(answered) is not str or answered not in turn_servers:
-                            return False
-                        if kind != "mcp_tool_result" and not SERVER_TOOL_ID.match(answered):
-                            return False
-                        server_calls.discard(answered)
-                        turn_servers.discard(answered)
-                if server_calls and index != last:
-                    return False
-            else:
+            # With thinking on, the API merges consecutive assistant messages into a turn that must
+            # start with thinking: such runs are left to the full pass.
+            if type(thinking) is dict and thinking.get("type") == "enabled" and _assistant_run(messages):
                 return False
+            for index, message in enumerate(messages):
+                role = message["role"]
+                content = message["content"]
+                if turn_servers and role != "assistant":
+                    turn_servers.clear()
+                if type(content) is str:
+                    if pending or not content.strip() or role not in ROLES:
+                        return False
+                    continue
+                if type(content) is not list or (not content and not (index == last and role == "assistant")):
+                    return False
+                if role == "user":
+                    for block in content:
+                        kind = block["type"]
+                        if kind == "tool_result":
+                            # pending holds strings only, so membership also checks the id's type.
+                            result_id = block["tool_use_id"]
+                            if result_id not in pending:
+                                return False
+                            pending.discard(result_id)
+                        elif pending or kind not in _PLAIN_USER_BLOCKS or (kind == "text" and _blank(block)):
+                            return False
+                elif role == "assistant":
+                    if pending:
+                        return False
+                    server_calls: set[Any] = set()
+                    # The calls come last, and thinking, if the message holds any, first.
+                    called = False
+                    for block in content:
+                        kind = block["type"]
+                        if kind == "tool_use":
+                            call_id = block["id"]
+                            if (
+                                call_id in calls_seen
+                                or not TOOL_ID.match(call_id)
+                                or type(block.get("input")) is not dict
+                            ):
+                                return False
+                            called = True
+                            calls_seen.add(call_id)
+                            pending.add(call_id)
+                            continue
+                        if called:
+                            return False
+                        if kind == "text":
+                            if _blank(block):
+                                return False
+                        elif kind in THINKING_BLOCKS:
+                            # The first block was read first: its type is hashable.
+                            if content[0]["type"] not in THINKING_BLOCKS:
+                                return False
+                            # Thinking without its signature, which no request can carry.
+                            if kind == "thinking" and block.get("signature", "") == "":
+                                return False
+                        elif kind in _SERVER_CALLS:
+                            server_id = block.get("id")
+                            if type(server_id) is not str:
+                                return False
+                            if kind == "server_tool_use" and not SERVER_TOOL_ID.match(server_id):
+                                return False
+                            server_calls.add(server_id)
+                            turn_servers.add(server_id)
+                        elif kind == "tool_result":
+                            return False
+                        elif kind.endswith("_tool_result"):
+                            answered = block.get("tool_use_id")
+                            if type(answered) is not str or answered not in turn_servers:
+                                return False
+                            if kind != "mcp_tool_result" and not SERVER_TOOL_ID.match(answered):
+                                return False
+                            server_calls.discard(answered)
+                            turn_servers.discard(answered)
+                    if server_calls and index != last:
+                        return False
+                else:
+                    return False
+        except (TypeError, AttributeError, KeyError):
+            # A message or block that is not an object, a field missing, a type or id that is not a
+            # string: for parse() to reject or the rules to repair.
+            return False
         if pending:
             return False
         tools = body.get("tools")

@@ -24,15 +24,16 @@ class OpenAIChat(Dialect):
             return False
         pending: set[str] = set()
         calls_seen: set[str] = set()
+        # Subscripts in a try block instead of type tests per message: a message or call that is
+        # not an object, a required field missing, an id or role that cannot be hashed, all fall
+        # to the except clause, for parse() to reject or the rules to repair.
         try:
             for message in messages:
-                if type(message) is not dict:
-                    return False
-                role = message.get("role")
+                role = message["role"]
                 if role == "tool":
                     # pending holds strings only, so membership also checks the id's type.
-                    call_id = message.get("tool_call_id")
-                    if call_id not in pending or message.get("content") is None:
+                    call_id = message["tool_call_id"]
+                    if call_id not in pending or message["content"] is None:
                         return False
                     pending.discard(call_id)
                     continue
@@ -63,18 +64,18 @@ class OpenAIChat(Dialect):
                     if type(tool_calls) is not list or not tool_calls:
                         return False
                     for call in tool_calls:
-                        call_id = call.get("id") if type(call) is dict else None
-                        # Over 40 characters OpenAI refuses an id (provider-tool-id): the careful path.
-                        if type(call_id) is not str or call_id in calls_seen or len(call_id) > 40:
+                        call_id = call["id"]
+                        if type(call_id) is not str or call_id in calls_seen:
                             return False
                         calls_seen.add(call_id)
                         pending.add(call_id)
                 elif role not in _PLAIN_ROLES:
                     return False
-        except TypeError:
-            # An id or role that cannot be hashed (a list, say): for parse() to reject or the rules to repair.
+        except (TypeError, AttributeError, KeyError):
             return False
-        return not pending
+        # Over 40 characters OpenAI refuses an id (provider-tool-id): the careful path. One pass
+        # at the end costs less than a test per call.
+        return not pending and (not calls_seen or max(map(len, calls_seen)) <= 40)
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         # Field paths are spelled out only for an error, and the common shapes (a string content,

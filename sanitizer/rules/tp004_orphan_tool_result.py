@@ -182,7 +182,8 @@ def _plain_block(block: Any) -> str:
     return _json(block)
 
 
-_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+# A tuple: a block whose type cannot be hashed (a list, say) is not text rather than a TypeError.
+_TEXT_TYPES = ("text", "input_text", "output_text")
 
 
 def _json(value: Any) -> str:

@@ -14,6 +14,7 @@ templates, the Claude models without prefill, Bedrock's Llama) and policies.
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -106,3 +107,56 @@ def test_the_quick_look_repairs_what_the_full_pass_does(
 def test_the_quick_look_on_generated_transcripts(evs: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
     for api, shape in SHAPES.items():
         assert _same(api, shape(evs), monkeypatch) == []
+
+
+# Values a client gets wrong in a field: absent, null, of another type, empty, unhashable, too long.
+_DAMAGE: tuple[Any, ...] = (None, 5, [], {}, "x", "", ["a"], {"type": 5}, [{"id": 1}], "call_" + "x" * 45)
+
+
+def _damaged(body: Any, seed: int) -> Any:
+    """``body`` with one field anywhere in its transcript removed or given a wrong value."""
+    rng = random.Random(seed)
+    damaged = copy.deepcopy(body)
+    objects: list[dict[str, Any]] = []
+    pending = [damaged.get(key) for key in ("messages", "input", "contents") if isinstance(damaged, dict)]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            objects += [node] if node else []
+            pending += node.values()
+        elif isinstance(node, list):
+            pending += node
+    if objects:
+        target = rng.choice(objects)
+        key = rng.choice(sorted(target))
+        if rng.random() < 0.25:
+            del target[key]
+        else:
+            target[key] = rng.choice(_DAMAGE)
+    return damaged
+
+
+def _outcome(body: Any, api: str, monkeypatch: pytest.MonkeyPatch | None) -> Any:
+    with pytest.MonkeyPatch.context() as m:
+        if monkeypatch is not None:
+            m.setattr(type(DIALECTS[api]), "looks_clean", lambda self, body: False)
+        try:
+            result = sanitize(copy.deepcopy(body), api=api)
+        except SanitizeError as error:
+            return ("refused", error.path)
+        return [(r.code, r.message_index) for r in result.repairs]
+
+
+@pytest.mark.parametrize(("name", "api", "body"), BODIES, ids=[b[0] for b in BODIES])
+def test_a_damaged_field_is_never_called_clean(name: str, api: str, body: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The formats' own checks read fields without a type test each (a lookup that fails is a
+    body for the full pass): whatever field is missing or wrong, sanitize() makes the repairs the
+    full pass makes, and never fails with anything but SanitizeError. A body whose shape the full
+    pass refuses may also go on unchanged, for the provider to refuse (a Responses text input
+    has no transcript to read at all)."""
+    for seed in range(12):
+        damaged = _damaged(body, seed)
+        quick, full = _outcome(damaged, api, None), _outcome(damaged, api, monkeypatch)
+        if isinstance(full, tuple) and quick == []:
+            continue
+        assert quick == full, (seed, damaged)
