@@ -10,7 +10,7 @@ from ._policy import Policy
 from .dialects import DIALECTS
 from .dialects._shape import type_name
 from .providers import ACCEPTED, TABLE, accepts, binding
-from .rules import RULES, Context, Rule
+from .rules import RULES, Context
 from .validation._bedrock import captured_model
 from .validation._openai_chat import openrouter_upstream
 
@@ -60,30 +60,29 @@ def sanitize(
     if provider == "openrouter" and api == "openai-chat":
         # OpenRouter hands the body to the upstream its model's prefix names, whose rules then apply.
         provider = openrouter_upstream(body.get("model")) or provider
-    rules = _RULES[(api, provider)]
-    policy = policy or _DEFAULT_POLICY
+    # The format's own check, then a quick look (Rule.clean) by each rule it cannot vouch for.
+    clean = dialect.looks_clean(body)
+    looks = _LOOKS[(api, provider)]
+    if clean and not looks:
+        return SanitizeResult(body)
     if model is None:
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
-    looks = _LOOKS[(api, provider)]
-    # The format's own check, then a quick look (Rule.clean) by each rule it cannot vouch for.
-    if dialect.looks_clean(body) and (
-        not looks or _all_clean(looks, body, Context(api, dialect, policy, provider, model))
-    ):
-        return SanitizeResult(body)
+    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model)
+    if clean:
+        for rule in looks:
+            if not rule.clean(body, ctx):
+                break
+        else:
+            return SanitizeResult(body)
     transcript = dialect.parse(body)
-    ctx = Context(api, dialect, policy, provider, model)
-    for rule in rules:
+    for rule in _RULES[(api, provider)]:
         rule.apply(transcript, ctx)
     if not ctx.repairs:
         return SanitizeResult(body)
     sent = {p.call_id for _, p in transcript.parts()}
     restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
     return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
-
-
-def _all_clean(rules: tuple[Rule, ...], body: dict[str, Any], ctx: Context) -> bool:
-    return all(rule.clean(body, ctx) for rule in rules)
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:
