@@ -8,7 +8,7 @@ from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProvide
 from ._model import Repair, SanitizeResult
 from ._policy import Policy
 from .providers import Api
-from .sanitize import APIS, SANITIZE_PROVIDERS, sanitize, validator_provider
+from .sanitize import APIS, SANITIZE_PROVIDERS, looks_clean, sanitize, validator_provider
 from .validation import PROVIDERS, Violation, error_envelope, validate
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "UnknownProviderError",
     "Violation",
     "error_envelope",
+    "looks_clean",
     "sanitize",
     "validate",
     "validator_provider",

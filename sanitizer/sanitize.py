@@ -8,6 +8,7 @@ from ._errors import SanitizeError, UnknownAPIError
 from ._model import SanitizeResult
 from ._policy import Policy
 from .dialects import DIALECTS
+from .dialects._base import Dialect
 from .dialects._shape import type_name
 from .providers import ACCEPTED, TABLE, accepts, binding
 from .rules import RULES, Context
@@ -49,6 +50,36 @@ def sanitize(
     signatures; the final assistant message a model without prefill refuses, which Bedrock and
     Vertex also name in the URL; text next to a toolUse, which Bedrock's Llama models refuse).
     """
+    dialect, provider = _bound(body, api, provider)
+    ctx = _quick_look(dialect, body, api, policy, provider, model)
+    if ctx is None:
+        return SanitizeResult(body)
+    transcript = dialect.parse(body)
+    for rule in _RULES[(api, provider)]:
+        rule.apply(transcript, ctx)
+    if not ctx.repairs:
+        return SanitizeResult(body)
+    sent = {p.call_id for _, p in transcript.parts()}
+    restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
+    return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
+
+
+def looks_clean(
+    body: Any, *, api: str, policy: Policy | None = None, provider: str | None = None, model: str | None = None
+) -> bool:
+    """Whether :func:`sanitize` would return ``body`` unchanged on its quick check alone.
+
+    The quick check reads only the transcript's skeleton (roles, ids, block types), at a fraction
+    of a full repair's cost; False means the full pass must look, which may still find nothing.
+    For a caller that decides where to run the full pass (the proxy keeps its event loop free of
+    long repairs). Takes and raises what :func:`sanitize` does.
+    """
+    dialect, provider = _bound(body, api, provider)
+    return _quick_look(dialect, body, api, policy, provider, model) is None
+
+
+def _bound(body: Any, api: str, provider: str | None) -> tuple[Dialect, str | None]:
+    """The format's dialect and the provider whose rules bind the body (aliases resolved)."""
     dialect = DIALECTS.get(api)
     if dialect is None:
         raise UnknownAPIError(f"unknown api {api!r}; known: {', '.join(APIS)}")
@@ -60,11 +91,18 @@ def sanitize(
     if provider == "openrouter" and api == "openai-chat":
         # OpenRouter hands the body to the upstream its model's prefix names, whose rules then apply.
         provider = openrouter_upstream(body.get("model")) or provider
-    # The format's own check, then a quick look (Rule.clean) by each rule it cannot vouch for.
+    return dialect, provider
+
+
+def _quick_look(
+    dialect: Dialect, body: dict[str, Any], api: str, policy: Policy | None, provider: str | None, model: str | None
+) -> Context | None:
+    """None when the quick check vouches for the body, else the context of the full pass: the
+    format's own check, then a look (Rule.clean) by each rule it cannot vouch for."""
     clean = dialect.looks_clean(body)
     looks = _LOOKS[(api, provider)]
     if clean and not looks:
-        return SanitizeResult(body)
+        return None
     if model is None:
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
@@ -72,17 +110,9 @@ def sanitize(
     if clean:
         for rule in looks:
             if not rule.clean(body, ctx):
-                break
-        else:
-            return SanitizeResult(body)
-    transcript = dialect.parse(body)
-    for rule in _RULES[(api, provider)]:
-        rule.apply(transcript, ctx)
-    if not ctx.repairs:
-        return SanitizeResult(body)
-    sent = {p.call_id for _, p in transcript.parts()}
-    restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
-    return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
+                return ctx
+        return None
+    return ctx
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:

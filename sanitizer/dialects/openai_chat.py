@@ -44,10 +44,13 @@ class OpenAIChat(Dialect):
                     # Only an assistant message that calls tools may leave its content null.
                     if role != "assistant":
                         return False
-                elif type(content) is not str and (
-                    type(content) is not list or any(type(item) is not dict for item in content)
-                ):
-                    return False
+                elif type(content) is not str:
+                    if type(content) is not list:
+                        return False
+                    # A plain loop: a generator's setup costs more than a list of one or two parts.
+                    for item in content:
+                        if type(item) is not dict:
+                            return False
                 if role == "assistant":
                     tool_calls = message.get("tool_calls")
                     if "function_call" in message:
