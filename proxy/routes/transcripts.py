@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp
 
-from sanitizer import Repair, SanitizeError, SanitizeResult, sanitize
+from sanitizer import Repair, SanitizeError, SanitizeResult, looks_clean, sanitize
 from sanitizer.validation import validate
 
 from ..capture import CaptureDraft, safe_headers
@@ -25,9 +25,13 @@ from .send_litellm import send_via_litellm
 from .send_native import forward
 from .table import Route
 
-# Bodies past this size are parsed, repaired and serialised in a worker thread: a coding agent's
-# multi-megabyte transcript takes tens of milliseconds to repair, which on the event loop would
-# stall every other stream of the worker (and /healthz) for as long.
+# A body past this size that needs the full pass is repaired and serialised in a worker thread:
+# the rules are Python code, so the event loop gets the interpreter back every switch interval
+# (5 ms) of a long repair instead of stalling every other stream of the worker (and /healthz)
+# for all of it. The parse and the quick check stay on the loop: orjson holds the interpreter
+# for the whole parse wherever it runs, so a thread would free nothing and cost a handoff
+# (measured: a 2 MB parse stalls the loop as long from a worker thread as on it), and a valid
+# body, nearly every request, is done once the quick check vouches for it.
 OFF_LOOP_BYTES = 256 * 1024
 
 
@@ -45,10 +49,11 @@ async def proxy_transcript(
     large = len(raw) > OFF_LOOP_BYTES
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
-    # A large body makes one trip to a worker thread for all its work (each trip costs a thread
-    # handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
-    args = (raw, route, state, mode, model, exchange.request_id)
-    prepared = await exchange.off_loop(_prepare, *args) if large else _prepare(*args)
+    prepared = _prepare(raw, route, state, mode, model, exchange.request_id, large)
+    if prepared.error is None and prepared.deferred:
+        # One trip to a worker thread for the repair and the serialisation (each trip costs a
+        # thread handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
+        prepared = await exchange.off_loop(_repair, prepared, raw, route.api, state, mode, model, exchange.request_id)
     if prepared.error is not None:
         return error_response(provider, 400, prepared.error)
     body, target, rules_for, result, content = (
@@ -117,10 +122,15 @@ class _Prepared:
     result: SanitizeResult = field(default_factory=lambda: SanitizeResult(body={}))
     content: bytes = b""
     """What goes upstream: the client's own bytes unless the body was repaired (repair mode)."""
+    deferred: bool = False
+    """A large body the quick check could not vouch for: the full pass is still to run (_repair)."""
 
 
-def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, request_id: str) -> _Prepared:
-    """Parse, route by model, repair and serialise: pure work, run where the caller chooses."""
+def _prepare(
+    raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, request_id: str, large: bool
+) -> _Prepared:
+    """Parse, route by model, then repair and serialise, except for a ``large`` body the quick
+    check cannot vouch for, which comes back ``deferred`` for :func:`_repair` in a worker thread."""
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -138,8 +148,25 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
     # The core's provider table says which rules bind the body: the route's provider's, or the
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
+    prepared = _Prepared(None, body, target, rules_for, SanitizeResult(body), raw)
+    if not large:
+        return _repair(prepared, raw, api, state, mode, model, request_id)
     try:
-        result = sanitize(body, api=api, policy=state.policy, provider=rules_for, model=model)
+        clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model)
+    except Exception:
+        clean = False  # for the full pass to report or survive, as for any body
+    prepared.deferred = not clean
+    return prepared
+
+
+def _repair(
+    prepared: _Prepared, raw: bytes, api: str, state: ProxyState, mode: str, model: str | None, request_id: str
+) -> _Prepared:
+    """The full pass on a parsed, routed body, and its serialisation when it was repaired."""
+    body = prepared.body
+    prepared.deferred = False
+    try:
+        result = sanitize(body, api=api, policy=state.policy, provider=prepared.rules_for, model=model)
     except SanitizeError as exc:
         return _Prepared(str(exc))
     except Exception:
@@ -148,12 +175,12 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
             "sanitizer failed; forwarding the request unchanged", extra={"fields": {"request_id": request_id}}
         )
         result = SanitizeResult(body=body, repairs=[])
+    prepared.result = result
     # Nothing changed (or report mode): the client's own bytes, so prompt caches and thinking
     # signatures upstream see exactly what the client sent.
-    content = raw
     if mode == "repair" and result.repairs:
         try:
-            content = orjson.dumps(result.body)
+            prepared.content = orjson.dumps(result.body)
         except orjson.JSONEncodeError:
             # orjson reads 1024 levels of nesting but writes only 254: a body nested between the
             # two goes on as the client sent it, as on a sanitizer fault.
@@ -161,7 +188,7 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
                 "repaired body nested too deeply to serialise; forwarding the request unchanged",
                 extra={"fields": {"request_id": request_id}},
             )
-    return _Prepared(None, body, target, rules_for, result, content)
+    return prepared
 
 
 def _validate(body: Any, api: str, provider: str | None, model: str | None) -> list[Any]:

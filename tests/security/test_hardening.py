@@ -430,26 +430,47 @@ def test_a_full_pool_says_the_connection_limit_was_reached(faulty: FaultyUpstrea
 def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it(
     faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A large body's full pass runs in a worker thread; its parse and quick check, which a
+    thread would not take off the loop (orjson holds the interpreter), run on the loop, and a
+    large valid body, vouched for by the quick check, makes no trip at all."""
     import proxy.routes.transcripts as transcripts
 
-    threads: list[str] = []
-    real = transcripts.sanitize
+    threads: list[tuple[str, str]] = []
 
-    def recording(*args: Any, **kwargs: Any) -> Any:
-        threads.append(threading.current_thread().name)
-        return real(*args, **kwargs)
+    def recording(name: str) -> None:
+        real = getattr(transcripts, name)
 
-    monkeypatch.setattr(transcripts, "sanitize", recording)
-    large = {
-        **BROKEN_CHAT,
-        "messages": [{"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)}, *BROKEN_CHAT["messages"]],
-    }
+        def record(*args: Any, **kwargs: Any) -> Any:
+            threads.append((name, threading.current_thread().name))
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(transcripts, name, record)
+
+    recording("sanitize")
+    recording("looks_clean")
+    padding = {"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)}
+    large = {**BROKEN_CHAT, "messages": [padding, *BROKEN_CHAT["messages"]]}
+    large_valid = {"model": "gpt-4o", "messages": [padding, {"role": "user", "content": "hi"}]}
     with suture(openai={"upstream": faulty.url + "/v1"}) as base, httpx.Client(base_url=base, timeout=10) as client:
         assert client.post("/v1/chat/completions", json=BROKEN_CHAT).status_code == 200
+        small = list(threads)
+        threads.clear()
         assert client.post("/v1/chat/completions", json=large).status_code == 200
-    loop_thread = threads[0]
+        broken = list(threads)
+        threads.clear()
+        assert client.post("/v1/chat/completions", json=large_valid).status_code == 200
+        valid = list(threads)
+    assert [name for name, _ in small] == ["sanitize"]
+    loop_thread = small[0][1]
     assert loop_thread.startswith("uvicorn-")  # tests._support.servers runs each server on such a thread
-    assert threads[1] != loop_thread
+    assert broken == [("looks_clean", loop_thread), ("sanitize", broken[1][1])]
+    assert broken[1][1] != loop_thread
+    assert valid == [("looks_clean", loop_thread)]
+    # Each reached the upstream: the broken one repaired, the valid one as sent.
+    repaired, sent = (json.loads(seen.body) for seen in faulty.seen[1:])
+    assert [m["role"] for m in repaired["messages"]] == ["system", "user", "assistant", "tool", "user"]
+    assert repaired["messages"][3]["tool_call_id"] == ORPHAN
+    assert sent == large_valid
     assert Settings().max_body_bytes > transcripts.OFF_LOOP_BYTES
 
 
