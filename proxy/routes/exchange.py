@@ -97,7 +97,7 @@ class Exchange:
     """The answer carries Suture's headers already (:meth:`stamp`)."""
     outcome: str = "complete"
     watch: ClientWatch | None = None
-    retry_plan: tuple[str, str | None, str | None, RejectionRepairSettings, Any, int] | None = None
+    retry_plan: tuple[str, str | None, str | None, RejectionRepairSettings, Any] | None = None
     """What a retry after a refusal would need (format, rules, model, allowance, body sent, its
     size), when this request may have one; the retrier itself is made only on a refusal."""
     retrier: Retrier | None = None
@@ -154,8 +154,8 @@ class Exchange:
         """This request's retrier, made on its first answer with a refusal's ``status``."""
         plan = self.retry_plan
         if self.retrier is None and plan is not None and status in REJECTION_STATUSES:
-            api, rules_for, model, allowance, body, size = plan
-            self.retrier = Retrier(self, api, rules_for, model, self.state.policy, allowance, body, size)
+            api, rules_for, model, allowance, body = plan
+            self.retrier = Retrier(self, api, rules_for, model, self.state.policy, allowance, body)
         return self.retrier
 
     async def off_loop(self, work: Callable[..., _T], *args: Any) -> _T:

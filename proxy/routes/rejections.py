@@ -24,14 +24,13 @@ from ..capture import decoded
 from ..client_watch import ClientGone
 from ..logs import log, repair_log
 from ..settings import RejectionRepairSettings
+from .off_loop import long_transcript
 
 if TYPE_CHECKING:
     from .exchange import Exchange
 
 # A refusal is a short JSON error; anything longer is relayed unread.
 MAX_REFUSAL_BYTES = 64 * 1024
-# Bodies past this size are repaired in a worker thread (as in transcripts.py).
-_OFF_LOOP_BYTES = 256 * 1024
 
 
 @dataclass(eq=False, slots=True)
@@ -45,8 +44,6 @@ class Retrier:
     policy: Policy
     settings: RejectionRepairSettings
     body: Any
-    size: int
-    """The last body's size in bytes: big ones are repaired off the event loop."""
     attempts: int = 0
     strategy: str | None = None
     """The strategy of the retry in flight, until its answer is known."""
@@ -65,9 +62,7 @@ class Retrier:
         body = await self.repaired(status, message)
         if body is None:
             return None
-        content = orjson.dumps(body)
-        self.size = len(content)
-        return content
+        return orjson.dumps(body)
 
     async def repaired(self, status: int, message: str) -> dict[str, Any] | None:
         """The body to send again for the provider's refusal ``message``; None: give the client the refusal."""
@@ -83,7 +78,7 @@ class Retrier:
             model=self.model,
         )
         try:
-            if self.size > _OFF_LOOP_BYTES:
+            if long_transcript(self.body):
                 outcome = await exchange.off_loop(work)
             else:
                 outcome = work()

@@ -21,18 +21,10 @@ from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
 from .model_routes import PROTOCOL_APIS, Target
+from .off_loop import long_transcript
 from .send_litellm import send_via_litellm
 from .send_native import forward
 from .table import Route
-
-# A body past this size that needs the full pass is repaired and serialised in a worker thread:
-# the rules are Python code, so the event loop gets the interpreter back every switch interval
-# (5 ms) of a long repair instead of stalling every other stream of the worker (and /healthz)
-# for all of it. The parse and the quick check stay on the loop: orjson holds the interpreter
-# for the whole parse wherever it runs, so a thread would free nothing and cost a handoff
-# (measured: a 2 MB parse stalls the loop as long from a worker thread as on it), and a valid
-# body, nearly every request, is done once the quick check vouches for it.
-OFF_LOOP_BYTES = 256 * 1024
 
 
 async def proxy_transcript(
@@ -46,10 +38,9 @@ async def proxy_transcript(
     route, provider = exchange.route, exchange.provider
     assert route is not None and provider is not None
     state = exchange.state
-    large = len(raw) > OFF_LOOP_BYTES
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
-    prepared = _prepare(raw, route, state, mode, model, exchange.request_id, large)
+    prepared = _prepare(raw, route, state, mode, model, exchange.request_id)
     if prepared.error is None and prepared.deferred:
         # One trip to a worker thread for the repair and the serialisation (each trip costs a
         # thread handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
@@ -81,7 +72,7 @@ async def proxy_transcript(
             # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
             found = (
                 await exchange.off_loop(_validate, body, api, rules_for, model)
-                if large
+                if prepared.long
                 else _validate(body, api, rules_for, model)
             )
             problems += [f"{v.rule}: {v.message}" for v in found]
@@ -103,7 +94,7 @@ async def proxy_transcript(
         exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
     allowance = target.rejection_repair if target is not None else cfg.rejection_repair
     if mode == "repair" and allowance.enabled and isinstance(result.body, dict):
-        exchange.retry_plan = (api, rules_for, model, allowance, result.body, len(content))
+        exchange.retry_plan = (api, rules_for, model, allowance, result.body)
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
         return await send_via_litellm(exchange, cfg, api, target, sent, result.restore_ids)
@@ -123,13 +114,13 @@ class _Prepared:
     content: bytes = b""
     """What goes upstream: the client's own bytes unless the body was repaired (repair mode)."""
     deferred: bool = False
-    """A large body the quick check could not vouch for: the full pass is still to run (_repair)."""
+    """A long transcript the quick check could not vouch for: the full pass is still to run (_repair)."""
+    long: bool = False
+    """A transcript whose Python work goes to a worker thread (exchange.long_transcript)."""
 
 
-def _prepare(
-    raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, request_id: str, large: bool
-) -> _Prepared:
-    """Parse, route by model, then repair and serialise, except for a ``large`` body the quick
+def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, request_id: str) -> _Prepared:
+    """Parse, route by model, then repair and serialise, except for a long transcript the quick
     check cannot vouch for, which comes back ``deferred`` for :func:`_repair` in a worker thread."""
     try:
         body = orjson.loads(raw)
@@ -149,7 +140,8 @@ def _prepare(
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
     prepared = _Prepared(None, body, target, rules_for, SanitizeResult(body), raw)
-    if not large:
+    prepared.long = long_transcript(body)
+    if not prepared.long:
         return _repair(prepared, raw, api, state, mode, model, request_id)
     try:
         clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model)

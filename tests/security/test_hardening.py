@@ -427,12 +427,25 @@ def test_a_full_pool_says_the_connection_limit_was_reached(faulty: FaultyUpstrea
 # 5. Large bodies are repaired off the event loop.
 
 
-def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it(
+def _long(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` after a history of more than OFF_LOOP_MESSAGES messages, each in order."""
+    from proxy.routes.off_loop import OFF_LOOP_MESSAGES
+
+    turns = [m for i in range(OFF_LOOP_MESSAGES // 2 + 1) for m in _turn(i)]
+    return {**body, "messages": [*turns, *body["messages"]]}
+
+
+def _turn(i: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"step {i}"}, {"role": "assistant", "content": f"done {i}"}]
+
+
+def test_a_long_transcript_is_repaired_off_the_event_loop_and_a_short_one_on_it(
     faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A large body's full pass runs in a worker thread; its parse and quick check, which a
-    thread would not take off the loop (orjson holds the interpreter), run on the loop, and a
-    large valid body, vouched for by the quick check, makes no trip at all."""
+    """A long transcript's repair, Python work past the interpreter's switch interval, runs in a
+    worker thread; a short one's runs on the loop whatever its size (a thread would free nothing),
+    as do the parse and the quick check (orjson holds the interpreter); a long valid transcript,
+    vouched for by the quick check, makes no trip at all."""
     import proxy.routes.transcripts as transcripts
 
     threads: list[tuple[str, str]] = []
@@ -448,33 +461,35 @@ def test_a_large_transcript_is_repaired_off_the_event_loop_and_a_small_one_on_it
 
     recording("sanitize")
     recording("looks_clean")
-    padding = {"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)}
-    large = {**BROKEN_CHAT, "messages": [padding, *BROKEN_CHAT["messages"]]}
-    large_valid = {"model": "gpt-4o", "messages": [padding, {"role": "user", "content": "hi"}]}
+    padding = {"role": "system", "content": "x" * 300_000}
+    bodies = {
+        "short": BROKEN_CHAT,
+        "large and short": {**BROKEN_CHAT, "messages": [padding, *BROKEN_CHAT["messages"]]},
+        "long": _long(BROKEN_CHAT),
+        "long and valid": _long({**CHAT, "messages": [{"role": "user", "content": "hi"}]}),
+    }
+    calls = {}
     with suture(openai={"upstream": faulty.url + "/v1"}) as base, httpx.Client(base_url=base, timeout=10) as client:
-        assert client.post("/v1/chat/completions", json=BROKEN_CHAT).status_code == 200
-        small = list(threads)
-        threads.clear()
-        assert client.post("/v1/chat/completions", json=large).status_code == 200
-        broken = list(threads)
-        threads.clear()
-        assert client.post("/v1/chat/completions", json=large_valid).status_code == 200
-        valid = list(threads)
-    assert [name for name, _ in small] == ["sanitize"]
-    loop_thread = small[0][1]
+        for name, body in bodies.items():
+            threads.clear()
+            assert client.post("/v1/chat/completions", json=body).status_code == 200
+            calls[name] = list(threads)
+    loop_thread = calls["short"][0][1]
     assert loop_thread.startswith("uvicorn-")  # tests._support.servers runs each server on such a thread
-    assert broken == [("looks_clean", loop_thread), ("sanitize", broken[1][1])]
-    assert broken[1][1] != loop_thread
-    assert valid == [("looks_clean", loop_thread)]
-    # Each reached the upstream: the broken one repaired, the valid one as sent.
-    repaired, sent = (json.loads(seen.body) for seen in faulty.seen[1:])
-    assert [m["role"] for m in repaired["messages"]] == ["system", "user", "assistant", "tool", "user"]
-    assert repaired["messages"][3]["tool_call_id"] == ORPHAN
-    assert sent == large_valid
-    assert Settings().max_body_bytes > transcripts.OFF_LOOP_BYTES
+    assert calls["short"] == calls["large and short"] == [("sanitize", loop_thread)]
+    assert calls["long"] == [("looks_clean", loop_thread), ("sanitize", calls["long"][1][1])]
+    assert calls["long"][1][1] != loop_thread
+    assert calls["long and valid"] == [("looks_clean", loop_thread)]
+    # Each reached the upstream: the broken ones repaired, the valid one as sent.
+    sent = [json.loads(seen.body) for seen in faulty.seen]
+    for body in sent[:3]:
+        roles = [m["role"] for m in body["messages"][-4:]]
+        assert roles == ["user", "assistant", "tool", "user"]
+        assert body["messages"][-2]["tool_call_id"] == ORPHAN
+    assert sent[3] == bodies["long and valid"]
 
 
-def test_a_client_leaving_while_its_large_transcript_is_repaired_is_let_go_at_once(
+def test_a_client_leaving_while_its_long_transcript_is_repaired_is_let_go_at_once(
     faulty: FaultyUpstream, monkeypatch: pytest.MonkeyPatch, logs: LogLines
 ) -> None:
     """The wait on the worker thread ends when the client leaves; the thread's result is dropped
@@ -492,13 +507,9 @@ def test_a_client_leaving_while_its_large_transcript_is_repaired_is_let_go_at_on
             finished.set()
 
     monkeypatch.setattr(transcripts, "sanitize", slow)
-    large = {
-        **BROKEN_CHAT,
-        "messages": [{"role": "system", "content": "x" * (transcripts.OFF_LOOP_BYTES + 1)}, *BROKEN_CHAT["messages"]],
-    }
     with suture(openai={"upstream": faulty.url + "/v1"}) as base:
         with httpx.Client(base_url=base, timeout=0.5) as client, pytest.raises(httpx.ReadTimeout):
-            client.post("/v1/chat/completions", json=large)
+            client.post("/v1/chat/completions", json=_long(BROKEN_CHAT))
         left = time.monotonic()
         [line] = wait_for(lambda: [r for r in logs.records("suture.access") if r.get("path") == "/v1/chat/completions"])
         # Written when the client left, not once the repair was done 2 s after the request came.
