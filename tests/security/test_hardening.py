@@ -130,15 +130,6 @@ def test_the_client_key_in_an_encoded_query_parameter_never_reaches_google(fault
 # 6. Request header flood.
 
 
-def _read_all(sock: socket.socket, limit: float = 10) -> bytes:
-    sock.settimeout(limit)
-    data = b""
-    with contextlib.suppress(ConnectionError):
-        while chunk := sock.recv(65536):
-            data += chunk
-    return data
-
-
 @pytest.mark.parametrize("flood", ["endless-lines", "one-endless-line", "many-headers"])
 def test_an_oversized_request_head_is_answered_431_and_the_connection_closed(
     faulty: FaultyUpstream, flood: str
