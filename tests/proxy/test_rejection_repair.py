@@ -208,6 +208,42 @@ def test_openai_chat_refusal_naming_a_message_is_repaired_and_retried(running: S
     assert merged == {"role": "user", "content": "Hi.\n\nAre you there?"}
 
 
+def test_a_long_transcript_is_repaired_from_its_refusal_off_the_event_loop(
+    running: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past OFF_LOOP_MESSAGES the repair from the refusal runs in a worker thread, as the first
+    repair would; the client still gets its answer, and every earlier message reaches the model."""
+    import threading
+
+    import proxy.routes.rejections as rejections
+    from proxy.routes.off_loop import OFF_LOOP_MESSAGES
+
+    threads: list[str] = []
+    real = rejections.repair_rejection
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rejections, "repair_rejection", recording)
+    history = [
+        {"role": role, "content": f"{role} {i}"}
+        for i in range(OFF_LOOP_MESSAGES // 2 + 1)
+        for role in ("user", "assistant")
+    ]
+    messages = [*history, {"role": "user", "content": "Hi."}, {"role": "user", "content": "Are you there?"}]
+    with running.openai() as client:
+        raw = client.chat.completions.with_raw_response.create(model="gpt-4.1", messages=messages)  # type: ignore[arg-type]
+    assert raw.headers["x-suture-retried"] == "1"
+    assert "Are you there?" in (raw.parse().choices[0].message.content or "")
+    assert _statuses(running) == [400, 200]
+    sent = running.requests()[1]["body"]["messages"]
+    assert sent[: len(history)] == history
+    assert sent[len(history) :] == [{"role": "user", "content": "Hi.\n\nAre you there?"}]
+    [thread] = threads
+    assert not thread.startswith("uvicorn-")  # tests._support.servers runs each server on such a thread
+
+
 def test_responses_refusal_naming_an_item_id_is_repaired_and_retried(running: Stack) -> None:
     items = [
         {"type": "message", "role": "user", "content": "Search the news."},
