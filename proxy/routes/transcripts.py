@@ -116,7 +116,7 @@ class _Prepared:
     deferred: bool = False
     """A long transcript the quick check could not vouch for: the full pass is still to run (_repair)."""
     long: bool = False
-    """A transcript whose Python work goes to a worker thread (exchange.long_transcript)."""
+    """A transcript whose Python work goes to a worker thread (off_loop.long_transcript)."""
 
 
 def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, request_id: str) -> _Prepared:
