@@ -64,6 +64,11 @@ class Dialect:
         body does not hold."""
         return False
 
+    def history_still_elsewhere(self, transcript: Transcript) -> bool:
+        """:meth:`history_elsewhere` for the transcript as earlier rules left it, which may have
+        removed what brought the stored history in."""
+        return self.history_elsewhere(transcript.body)
+
     def stub_tools(self, body: dict[str, Any], names: list[str], description: str) -> dict[str, Any]:
         """Top-level fields that declare ``names`` as tools the model cannot call."""
         raise NotImplementedError

@@ -176,6 +176,13 @@ class OpenAIResponses(Dialect):
         items = body.get("input")
         return type(items) is list and any(type(i) is dict and i.get("type") == "item_reference" for i in items)
 
+    def history_still_elsewhere(self, transcript: Transcript) -> bool:
+        # An item_reference the server cannot resolve (store: false) is gone after unstored-item:
+        # what it brought in is then not in the request at all.
+        if chained(transcript.body):
+            return True
+        return any(type(p.raw) is dict and p.raw.get("type") == "item_reference" for _, p in transcript.parts())
+
     def parse(self, body: dict[str, Any]) -> Transcript:
         entries: list[Entry] = []
         group: Entry | None = None

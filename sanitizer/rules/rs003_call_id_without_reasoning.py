@@ -46,7 +46,7 @@ class CallIdWithoutReasoning(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("responses.R4",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        if not reasoning_model(ctx.model) or ctx.dialect.history_elsewhere(transcript.body):
+        if not reasoning_model(ctx.model) or ctx.dialect.history_still_elsewhere(transcript):
             return
         # Every item in order, with its place, so each can see the one after it.
         flat = [(entry, n, part) for entry in transcript.entries for n, part in enumerate(entry.parts)]

@@ -64,7 +64,7 @@ class OrphanToolResult(Rule):
         return not ctx.dialect.history_elsewhere(body)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        if ctx.dialect.history_elsewhere(transcript.body) and not _bridged(ctx):
+        if ctx.dialect.history_still_elsewhere(transcript) and not _bridged(ctx):
             return
         # Plain loops: this runs on every turn of a broken session.
         calls: set[str | None] = set()
