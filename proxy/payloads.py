@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .routes import table
+from .routes.off_loop import TRANSCRIPT_KEYS as _TRANSCRIPT_KEYS
 
-# The fields that hold a transcript in each wire format (Chat/Messages/Converse, Responses, Gemini).
-_TRANSCRIPT_KEYS = ("messages", "input", "contents")
 # Request headers that say which API version a body speaks and hold no secret; all others are dropped.
 SAFE_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
 _REQUEST_LINE = re.compile(r"^(POST|PUT|PATCH|GET) (\S+) HTTP/\d(?:\.\d)?\s*$")

@@ -16,11 +16,11 @@ from typing import Any
 # About 5 ms of rules: past this, a repair runs in a worker thread.
 OFF_LOOP_MESSAGES = 2000
 # The fields that hold a transcript (Chat, Messages and Converse; Responses; Gemini).
-_TRANSCRIPT_KEYS = ("messages", "input", "contents")
+TRANSCRIPT_KEYS = ("messages", "input", "contents")
 
 
 def long_transcript(body: Any) -> bool:
     """Whether ``body``'s transcript is long enough for its repair to leave the event loop."""
     return isinstance(body, dict) and any(
-        type(items) is list and len(items) > OFF_LOOP_MESSAGES for items in map(body.get, _TRANSCRIPT_KEYS)
+        type(items) is list and len(items) > OFF_LOOP_MESSAGES for items in map(body.get, TRANSCRIPT_KEYS)
     )

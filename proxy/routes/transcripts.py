@@ -44,7 +44,7 @@ async def proxy_transcript(
     if prepared.error is None and prepared.deferred:
         # One trip to a worker thread for the repair and the serialisation (each trip costs a
         # thread handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
-        prepared = await exchange.off_loop(_repair, prepared, raw, route.api, state, mode, model, exchange.request_id)
+        prepared = await exchange.off_loop(_repair, prepared, route.api, state, mode, model, exchange.request_id)
     if prepared.error is not None:
         return error_response(provider, 400, prepared.error)
     body, target, rules_for, result, content = (
@@ -142,7 +142,7 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
     prepared = _Prepared(None, body, target, rules_for, SanitizeResult(body), raw)
     prepared.long = long_transcript(body)
     if not prepared.long:
-        return _repair(prepared, raw, api, state, mode, model, request_id)
+        return _repair(prepared, api, state, mode, model, request_id)
     try:
         clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model)
     except Exception:
@@ -152,7 +152,7 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
 
 
 def _repair(
-    prepared: _Prepared, raw: bytes, api: str, state: ProxyState, mode: str, model: str | None, request_id: str
+    prepared: _Prepared, api: str, state: ProxyState, mode: str, model: str | None, request_id: str
 ) -> _Prepared:
     """The full pass on a parsed, routed body, and its serialisation when it was repaired."""
     body = prepared.body
