@@ -54,6 +54,9 @@ class Transcript:
     """Top-level fields the repaired body leaves out (an optional field no value is valid for)."""
     key: str = "messages"
     """The body field that holds the transcript (``messages``, ``input``, ``contents``)."""
+    leading_kinds: frozenset[str] = frozenset()
+    """Part kinds that belong to the part after them, in a format whose entries are runs of
+    separate items (an OpenAI Responses reasoning item belongs to the call it led to)."""
 
     def field(self, name: str) -> Any:
         """A top-level field as the rules so far left it: None once one removed it."""
@@ -92,13 +95,41 @@ class Transcript:
         for entry, parts in removals:
             doomed.setdefault(id(entry), (entry, set()))[1].update(id(p) for p in parts)
         emptied: set[int] = set()
+        split: dict[int, Entry] = {}
         for entry, ids in doomed.values():
             entry.parts = [p for p in entry.parts if id(p) not in ids]
             entry.dirty = True
             if not entry.parts:
                 emptied.add(id(entry))
-        if emptied:
-            self.entries = [e for e in self.entries if id(e) not in emptied]
+            elif entry.parts[-1].kind in self.leading_kinds:
+                trailing = self._orphaned_leaders(entry)
+                if trailing is not None:
+                    split[id(entry)] = trailing
+        if emptied or split:
+            entries: list[Entry] = []
+            for e in self.entries:
+                if id(e) not in emptied:
+                    entries.append(e)
+                if id(e) in split:
+                    entries.append(split[id(e)])
+            self.entries = entries
+
+    def _orphaned_leaders(self, entry: Entry) -> Entry | None:
+        """The parts a removal left at the end of an entry, after its last call, as an entry of
+        their own: they lead to nothing of the entry's any more, and the next pass's parse would
+        not put them in it, so the rules after this one must not see them there either (results
+        attached after the entry would land between the call and them)."""
+        start = len(entry.parts)
+        while start and entry.parts[start - 1].kind in self.leading_kinds:
+            start -= 1
+        if start == 0 or not any(p.kind == CALL for p in entry.parts[:start]):
+            return None
+        trailing = entry.parts[start:]
+        del entry.parts[start:]
+        first = trailing[0].raw
+        # The part's own index when a rule has not replaced it, else the index of its old entry.
+        origin = next((n for n, item in enumerate(self.body[self.key]) if item is first), entry.origin)
+        return Entry(entry.role, trailing, {}, origin, dirty=True)
 
     def render(self, render_entry: Callable[[Entry], Any]) -> dict[str, Any]:
         """A new body: the input's fields, any replaced or removed top-level fields, the rendered messages."""

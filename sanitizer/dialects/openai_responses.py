@@ -19,6 +19,8 @@ _CALLS = {"function_call": "function_call_output", "custom_tool_call": "custom_t
 _OUTPUTS = frozenset(_CALLS.values())
 _ROLES = ("user", "assistant", "system", "developer")
 _GROUPED = frozenset(("reasoning", *_CALLS))
+# A reasoning item belongs to the item after it, the one it produced.
+_LEADING = frozenset((THINKING,))
 # The item ids OpenAI gives outputs: any other id (a call id copied there) makes the server ignore
 # the output.
 OUTPUT_ID_PREFIX = {"function_call_output": "fco_", "custom_tool_call_output": "ctco_"}
@@ -227,7 +229,7 @@ class OpenAIResponses(Dialect):
             reasoning = []
         if reasoning:
             entries.append(Entry("assistant", reasoning, {}, first_reasoning))
-        return Transcript(entries, body, key="input")
+        return Transcript(entries, body, key="input", leading_kinds=_LEADING)
 
     def render(self, transcript: Transcript) -> dict[str, Any]:
         body = dict(transcript.body)

@@ -12,13 +12,7 @@ import pytest
 from sanitizer import sanitize
 
 FINDINGS = Path(__file__).parent / "fuzz_findings"
-OPEN = {
-    "responses-garbled-chain-reasoning-between-call-and-output": (
-        "not fixed: after duplicate-item-id, reused-tool-call-id, orphan-tool-result and orphan-tool-call "
-        "reshape this chain, an id-less reasoning item ends up between a call and its synthetic output, "
-        "which interposed-message moves only on a second pass"
-    ),
-}
+OPEN: dict[str, str] = {}
 
 
 def _cases() -> list[object]:
