@@ -69,12 +69,16 @@ class ContentPartsNotString(Rule):
             self._flatten_items(transcript, ctx, roles)
             return
         for entry in transcript.entries:
-            content = entry.source.get("content")
+            # A tool message is rendered from its result part, which an earlier rule may have
+            # changed (given it its call's id): flatten that, not the message as it came.
+            message = entry.parts[0].raw if entry.role == "tool" else entry.source
+            content = message.get("content")
             if entry.role not in roles or not isinstance(content, list):
                 continue
             joined, count, others = _flatten(content, _CHAT_TEXT)
-            flattened = {**entry.source, "content": joined}
+            flattened = {**message, "content": joined}
             entry.source = flattened
+            entry.dirty = True
             if entry.role == "tool":
                 result = entry.parts[0]
                 entry.parts[0] = Part(RESULT, flattened, result.call_id, result.name)
