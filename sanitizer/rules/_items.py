@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .._ir import Part
+from .._ir import THINKING, Entry, Part
 
 
 def item_id(part: Part) -> str | None:
@@ -20,3 +20,10 @@ def without_id(part: Part) -> Part:
 def whole(part: Part) -> str:
     """The whole item as compact JSON, so a dropped item survives in the repair record."""
     return json.dumps(part.raw, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def reasoning_only(entry: Entry) -> bool:
+    """An entry of reasoning items alone. LiteLLM's Responses bridge makes no Chat message of it
+    (their summary joins the next assistant message), so a rule that judges the bridged body's
+    message order must look past it."""
+    return bool(entry.parts) and all(p.kind == THINKING for p in entry.parts)

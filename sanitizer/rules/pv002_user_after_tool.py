@@ -3,8 +3,9 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any, ClassVar
 
-from .._ir import THINKING, Entry, Transcript
+from .._ir import Entry, Transcript
 from ._base import Context, Rule
+from ._items import reasoning_only
 
 
 class UserAfterTool(Rule):
@@ -45,8 +46,6 @@ class UserAfterTool(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries: list[Entry] = []
-        # LiteLLM's Responses bridge makes no message of a reasoning item (its summary joins the
-        # next assistant message), so reasoning between the outputs and the user hides nothing.
         bridged = ctx.api == "openai-responses"
         previous: str | None = None
         for entry in transcript.entries:
@@ -60,6 +59,6 @@ class UserAfterTool(Rule):
                 )
                 entries.append(ctx.dialect.text_entry("assistant", ctx.policy.bridge_text))
             entries.append(entry)
-            if not (bridged and all(p.kind == THINKING for p in entry.parts)):
+            if not (bridged and reasoning_only(entry)):
                 previous = entry.role
         transcript.entries = entries

@@ -5,6 +5,7 @@ from typing import Any, ClassVar
 from .._ir import THINKING, Entry, Transcript
 from ..validation._openai_chat import deepseek_reasoner
 from ._base import Context, Rule, quoted_content
+from ._items import reasoning_only
 from .an009_unsupported_prefill import CONTINUE_TEXT
 
 _SYSTEM = frozenset({"system", "developer"})
@@ -90,9 +91,13 @@ class FinalAssistantMessage(Rule):
             return
         entries = transcript.entries
         last = len(entries) - 1
-        if deepseek or gemini:
-            while last >= 0 and entries[last].role in _SYSTEM:
-                last -= 1
+        # What follows the final message: system messages, which a gateway lifts out of the turns
+        # (DeepSeek, Gemini), and reasoning items, which LiteLLM's Responses bridge makes none of.
+        bridged = ctx.api == "openai-responses"
+        while last >= 0 and (
+            ((deepseek or gemini) and entries[last].role in _SYSTEM) or (bridged and reasoning_only(entries[last]))
+        ):
+            last -= 1
         if last < 0 or not _open(entries[last], gemini):
             return
         start = last
@@ -104,7 +109,7 @@ class FinalAssistantMessage(Rule):
             for why, applies in (
                 ("holds reasoning_content", any("reasoning_content" in e.source for e in run)),
                 ("holds thinking", any(_thinks(e) for e in run)),
-                ("is followed by system messages", last < len(entries) - 1),
+                ("is followed by system messages", any(e.role in _SYSTEM for e in entries[last + 1 :])),
                 ("has no user message before it", not any(e.role == "user" for e in entries[:start])),
             )
             if applies

@@ -14,7 +14,6 @@ templates, the Claude models without prefill, Bedrock's Llama) and policies.
 from __future__ import annotations
 
 import copy
-import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -28,6 +27,7 @@ from sanitizer.rules import RULES
 from sanitizer.rules._base import Rule
 from tests._support.corpus import load_cases
 from tests._support.golden_cases import all_cases
+from tests._support.mutations import damaged as damaged_body
 from tests._support.transcript_strategies import events, to_anthropic, to_bedrock, to_gemini, to_openai, to_responses
 
 MODELS = (
@@ -109,33 +109,6 @@ def test_the_quick_look_on_generated_transcripts(evs: list[Any], monkeypatch: py
         assert _same(api, shape(evs), monkeypatch) == []
 
 
-# Values a client gets wrong in a field: absent, null, of another type, empty, unhashable, too long.
-_DAMAGE: tuple[Any, ...] = (None, 5, [], {}, "x", "", ["a"], {"type": 5}, [{"id": 1}], "call_" + "x" * 45)
-
-
-def _damaged(body: Any, seed: int) -> Any:
-    """``body`` with one field anywhere in its transcript removed or given a wrong value."""
-    rng = random.Random(seed)
-    damaged = copy.deepcopy(body)
-    objects: list[dict[str, Any]] = []
-    pending = [damaged.get(key) for key in ("messages", "input", "contents") if isinstance(damaged, dict)]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            objects += [node] if node else []
-            pending += node.values()
-        elif isinstance(node, list):
-            pending += node
-    if objects:
-        target = rng.choice(objects)
-        key = rng.choice(sorted(target))
-        if rng.random() < 0.25:
-            del target[key]
-        else:
-            target[key] = rng.choice(_DAMAGE)
-    return damaged
-
-
 def _outcome(body: Any, api: str, monkeypatch: pytest.MonkeyPatch | None) -> Any:
     with pytest.MonkeyPatch.context() as m:
         if monkeypatch is not None:
@@ -155,7 +128,7 @@ def test_a_damaged_field_is_never_called_clean(name: str, api: str, body: Any, m
     pass refuses may also go on unchanged, for the provider to refuse (a Responses text input
     has no transcript to read at all)."""
     for seed in range(12):
-        damaged = _damaged(body, seed)
+        damaged = damaged_body(body, seed)
         quick, full = _outcome(damaged, api, None), _outcome(damaged, api, monkeypatch)
         if isinstance(full, tuple) and quick == []:
             continue
