@@ -56,7 +56,7 @@ class ContentPartsNotString(Rule):
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         roles = _STRING_ROLES[ctx.provider or ""]
-        messages = body["input"] if ctx.api == "openai-responses" else body["messages"]
+        messages = body.get("input") if ctx.api == "openai-responses" else body["messages"]
         if not isinstance(messages, list):
             return True
         return not any(

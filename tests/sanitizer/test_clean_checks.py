@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sanitizer import Policy, SanitizeError, sanitize
+from sanitizer import SANITIZE_PROVIDERS, Policy, SanitizeError, sanitize
 from sanitizer.dialects import DIALECTS
 from sanitizer.providers import ACCEPTED
 from sanitizer.rules import RULES
@@ -133,3 +133,23 @@ def test_a_damaged_field_is_never_called_clean(name: str, api: str, body: Any, m
         if isinstance(full, tuple) and quick == []:
             continue
         assert quick == full, (seed, damaged)
+
+
+_TRANSCRIPT_KEY = {"openai-chat": "messages", "anthropic-messages": "messages", "openai-responses": "input"}
+_TRANSCRIPT_KEY |= {"gemini": "contents", "bedrock-converse": "messages"}
+_BOUND = [(api, provider) for api, providers in SANITIZE_PROVIDERS.items() for provider in (None, *providers)]
+
+
+@pytest.mark.parametrize(("api", "provider"), _BOUND, ids=[f"{a}-{p}" for a, p in _BOUND])
+def test_a_body_without_a_transcript_list_is_passed_or_refused(api: str, provider: str | None) -> None:
+    """No transcript field, or one that is not a list (a Responses text input is one): the quick
+    looks of the provider's rules must not read it as a list. sanitize() lets the body through
+    unchanged or refuses it with SanitizeError, never anything else."""
+    key = _TRANSCRIPT_KEY[api]
+    for value in ("absent", None, "hello", 5, {}, {"role": "user"}):
+        body: dict[str, Any] = {"model": "m"} if value == "absent" else {"model": "m", key: value}
+        try:
+            result = sanitize(copy.deepcopy(body), api=api, provider=provider)
+        except SanitizeError:
+            continue
+        assert result.body == body
