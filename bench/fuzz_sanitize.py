@@ -8,10 +8,12 @@ Run by hand (atheris is not a project dependency):
     .venv/bin/python bench/fuzz_sanitize.py crash-<sha1>                 # replay one input
 
 The corpus lives in ``.fuzz/corpus`` (git-ignored) and is seeded from the ``before`` body of every
-golden fixture under ``tests/sanitizer/golden``. Each input is JSON text, parsed the way the proxy
-parses a request (orjson), then given to ``sanitize`` and ``validate`` for every API. A finding
-is any exception other than ``SanitizeError`` from either, or a repaired body that the proxy
-could not serialise, that still needs repairs when sanitized again, or an input that was mutated.
+golden fixture under ``tests/sanitizer/golden`` and the body of every corpus case. Each input is
+JSON text, parsed the way the proxy parses a request (orjson), then given to ``sanitize`` (for
+every API, with no provider and with one the input picks, under one of the pairing policies) and
+to ``validate``. A finding is any exception other than ``SanitizeError`` from either, or a
+repaired body that the proxy could not serialise, that still needs repairs when sanitized again,
+or an input that was mutated.
 libFuzzer writes the input to ``crash-<sha1>`` in the current directory and stops.
 """
 
@@ -21,6 +23,7 @@ import contextlib
 import copy
 import json
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,7 @@ import orjson  # noqa: E402
 
 CORPUS = ROOT / ".fuzz" / "corpus"
 GOLDEN = ROOT / "tests" / "sanitizer" / "golden"
+CASES = ROOT / "tests" / "corpus" / "cases"
 # Tokens libFuzzer splices into inputs: the words the dialects branch on.
 DICTIONARY = [
     '"role"',
@@ -82,32 +86,42 @@ DICTIONARY = [
 
 
 def seeds() -> list[bytes]:
-    """The ``before`` body of every golden fixture, as JSON bytes."""
+    """The ``before`` body of every golden fixture and the body of every corpus case, as JSON bytes."""
     out = []
     for path in sorted(GOLDEN.glob("*/*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
         out.append(json.dumps(doc["before"], ensure_ascii=False).encode())
+    for path in sorted(CASES.glob("*/*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        out.append(json.dumps(doc["body"], ensure_ascii=False).encode())
     return out
 
 
-def check_body(body: Any) -> None:
-    """Run every entry point on one parsed body; raise AssertionError (or the crash) on a finding."""
-    from sanitizer import APIS, PROVIDERS, SanitizeError, SanitizeResult, sanitize, validate
+def check_body(body: Any, pick: int = 0) -> None:
+    """Run every entry point on one parsed body; raise AssertionError (or the crash) on a finding.
 
+    ``pick`` (a hash of the input) chooses, for each API, one provider and one policy besides the
+    defaults, so every input also exercises a provider's own rules at little cost."""
+    from sanitizer import APIS, PROVIDERS, SANITIZE_PROVIDERS, Policy, SanitizeError, SanitizeResult, sanitize, validate
+
+    policies = (Policy(), Policy(orphan_tool_call="drop"), Policy(orphan_tool_result="drop"))
     pristine = copy.deepcopy(body)
     for api in APIS:
-        try:
-            result = sanitize(body, api=api)
-        except SanitizeError:
-            continue
-        finally:
-            assert body == pristine, f"{api}: sanitize mutated its input"
-        assert isinstance(result, SanitizeResult), type(result)
-        assert isinstance(result.body, dict), type(result.body)
-        orjson.dumps(result.body)  # the proxy serialises the repaired body
-        if result.repairs:
-            again = sanitize(result.body, api=api)
-            assert again.repairs == [], f"{api}: repairs did not settle: {again.repairs}"
+        bound = SANITIZE_PROVIDERS[api]
+        for provider, policy in ((None, policies[0]), (bound[pick % len(bound)], policies[pick // 7 % 3])):
+            where = f"{api}/{provider}/{policy}"
+            try:
+                result = sanitize(body, api=api, provider=provider, policy=policy)
+            except SanitizeError:
+                continue
+            finally:
+                assert body == pristine, f"{where}: sanitize mutated its input"
+            assert isinstance(result, SanitizeResult), type(result)
+            assert isinstance(result.body, dict), type(result.body)
+            orjson.dumps(result.body)  # the proxy serialises the repaired body
+            if result.repairs:
+                again = sanitize(result.body, api=api, provider=provider, policy=policy)
+                assert again.repairs == [], f"{where}: repairs did not settle: {again.repairs}"
     for api, providers in PROVIDERS.items():
         for provider in providers:
             with contextlib.suppress(SanitizeError):
@@ -120,13 +134,13 @@ def check_bytes(data: bytes) -> None:
         body = orjson.loads(data)
     except orjson.JSONDecodeError:
         return
-    check_body(body)
+    check_body(body, zlib.crc32(data))
 
 
 def _seed_corpus() -> None:
     CORPUS.mkdir(parents=True, exist_ok=True)
     for i, seed in enumerate(seeds()):
-        path = CORPUS / f"golden-{i:03d}.json"
+        path = CORPUS / f"seed-{i:03d}.json"
         if not path.exists():
             path.write_bytes(seed)
 
