@@ -23,7 +23,8 @@ class OrphanServerToolUse(Rule):
     Safety:
         Removes the unfinished server call; the message keeps its other blocks, and a message
         left empty is removed. A server call in the final assistant message is left alone:
-        after a ``pause_turn`` the client sends it back as-is for the server to continue. The
+        after a ``pause_turn`` the client sends it back as-is for the server to continue
+        (not when bound for Mistral, which has no server tools to continue with). The
         result may sit in a later assistant message (a pair split by ``pause_turn``); that
         counts as answered.
     """
@@ -45,7 +46,9 @@ class OrphanServerToolUse(Rule):
                     called = True
         if not called:
             return
-        last = transcript.entries[-1] if transcript.entries else None
+        # Mistral has no server tools: a turn paused on one cannot go on there, and
+        # unsupported-prefill puts a user message after it.
+        last = transcript.entries[-1] if transcript.entries and ctx.provider != "mistral" else None
         removals = []
         for entry in transcript.entries:
             if entry is last:
