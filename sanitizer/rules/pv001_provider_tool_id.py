@@ -121,9 +121,12 @@ def _call_ids(body: dict[str, Any], api: str) -> Iterator[Any]:
         return
     for message in body["messages"]:
         if api == "openai-chat":
-            for call in message.get("tool_calls") or ():
-                yield call["id"]
-            if message.get("role") == "tool":
+            # Only an assistant's tool_calls are calls: the parse reads no other role's.
+            role = message.get("role")
+            if role == "assistant":
+                for call in message.get("tool_calls") or ():
+                    yield call["id"]
+            elif role == "tool":
                 yield message.get("tool_call_id")
         elif type(message["content"]) is list:
             for block in message["content"]:

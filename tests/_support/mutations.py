@@ -15,8 +15,28 @@ TRANSCRIPT_KEYS = ("messages", "input", "contents")
 DAMAGE: tuple[Any, ...] = (None, 5, [], {}, "x", "", ["a"], {"type": 5}, [{"id": 1}], "call_" + "x" * 45)
 
 
+# Fields the formats' parsers and quick checks read.
+FIELDS = (
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "id",
+    "type",
+    "call_id",
+    "input",
+    "tool_use_id",
+    "parts",
+    "functionCall",
+    "toolUse",
+    "reasoning_content",
+    "function_call",
+)
+
+
 def damaged(body: Any, seed: int) -> Any:
-    """``body`` with one field anywhere in its transcript removed or given a wrong value."""
+    """``body`` with one field anywhere in its transcript removed, given a wrong value, or added
+    with a wrong value where it does not belong."""
     rng = random.Random(seed)
     damaged = copy.deepcopy(body)
     objects: list[dict[str, Any]] = []
@@ -30,11 +50,14 @@ def damaged(body: Any, seed: int) -> Any:
             pending += node
     if objects:
         target = rng.choice(objects)
-        key = rng.choice(sorted(target))
-        if rng.random() < 0.25:
-            del target[key]
+        how = rng.random()
+        if how < 0.25:
+            del target[rng.choice(sorted(target))]
+        elif how < 0.5:
+            # A field the formats read, where it does not belong (tool_calls on a user message).
+            target[rng.choice(FIELDS)] = rng.choice(DAMAGE)
         else:
-            target[key] = rng.choice(DAMAGE)
+            target[rng.choice(sorted(target))] = rng.choice(DAMAGE)
     return damaged
 
 

@@ -146,7 +146,7 @@ def test_a_body_without_a_transcript_list_is_passed_or_refused(api: str, provide
     looks of the provider's rules must not read it as a list. sanitize() lets the body through
     unchanged or refuses it with SanitizeError, never anything else."""
     key = _TRANSCRIPT_KEY[api]
-    for value in ("absent", None, "hello", 5, {}, {"role": "user"}):
+    for value in ("absent", None, "hello", 5, {}, {"role": "user"}, []):
         body: dict[str, Any] = {"model": "m"} if value == "absent" else {"model": "m", key: value}
         try:
             result = sanitize(copy.deepcopy(body), api=api, provider=provider)
