@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import SERVER_CALL, SERVER_RESULT, Transcript
 from ._base import Context, Rule
@@ -33,6 +33,17 @@ class OrphanServerToolUse(Rule):
     name = "orphan-server-tool-use"
     fixes: ClassVar[tuple[str, ...]] = ("anthropic.A4",)
     apis = frozenset({"anthropic-messages"})
+
+    def looks_past(self, api: str, provider: str | None) -> bool:
+        # The format's check takes a final server call for a pause_turn continuation.
+        return provider == "mistral"
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        last = body["messages"][-1]
+        content = last.get("content") if last.get("role") == "assistant" else None
+        return type(content) is not list or not any(
+            type(block) is dict and block.get("type") == "server_tool_use" for block in content
+        )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         # Plain loops, and nothing more once no server call is found: most transcripts hold none.
