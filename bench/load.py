@@ -138,8 +138,10 @@ def stamps(data: bytes) -> list[int]:
     return [int(m) for m in _STAMP.findall(data)]
 
 
-async def _one_stream(target: Target, delays: list[float], wait: float) -> int:
-    """One paced stream, started after ``wait`` seconds and read to its end; the number of chunks it carried."""
+async def _one_stream(target: Target, delays: list[float], firsts: list[float], wait: float) -> int:
+    """One paced stream, started after ``wait`` seconds and read to its end; the number of chunks
+    it carried. The first chunk's delay goes to ``firsts``: it follows the request's own handling
+    and the connection's opening, which the time-to-first-byte figures measure."""
     await asyncio.sleep(wait)
     pending = b""
     chunks = 0
@@ -153,7 +155,7 @@ async def _one_stream(target: Target, delays: list[float], wait: float) -> int:
             if cut < 0:
                 continue
             for stamp in stamps(pending[:cut]):
-                delays.append((now - stamp) / 1000)
+                (delays if chunks else firsts).append((now - stamp) / 1000)
                 chunks += 1
             pending = pending[cut + 2 :]
     return chunks
@@ -163,11 +165,12 @@ async def streams(job: dict[str, Any], targets: list[Target]) -> None:
     for t in targets:
         await asyncio.sleep(job.get("settle_s", 0.5))
         delays: list[float] = []
+        firsts: list[float] = []
         start = time.perf_counter()
         # Starts spread over one pacing interval, so the streams' chunks are too, as real ones are.
         n, spread = job["streams"], job.get("spread_s", 0.0)
         results = await asyncio.gather(
-            *(_one_stream(t, delays, i * spread / n) for i in range(n)), return_exceptions=True
+            *(_one_stream(t, delays, firsts, i * spread / n) for i in range(n)), return_exceptions=True
         )
         t.busy = time.perf_counter() - start
         for r in results:
@@ -177,6 +180,7 @@ async def streams(job: dict[str, Any], targets: list[Target]) -> None:
             else:
                 t.done += r
         t.latencies = delays
+        t.ttfb = firsts
 
 
 async def run(job: dict[str, Any]) -> dict[str, Any]:
