@@ -40,6 +40,7 @@ class Target:
         )
         self.latencies: list[float] = []
         self.ttfb: list[float] = []
+        self.steady: list[float] = []
         self.errors = 0
         self.first_error: str | None = None
         self.busy = 0.0
@@ -72,6 +73,7 @@ class Target:
         return {
             "latencies_ms": self.latencies,
             "ttfb_ms": self.ttfb,
+            "steady_ms": self.steady,
             "errors": self.errors,
             "first_error": self.first_error,
             "busy_s": self.busy,
@@ -138,10 +140,9 @@ def stamps(data: bytes) -> list[int]:
     return [int(m) for m in _STAMP.findall(data)]
 
 
-async def _one_stream(target: Target, delays: list[float], firsts: list[float], wait: float) -> int:
+async def _one_stream(target: Target, delays: list[tuple[int, float]], firsts: list[int], wait: float) -> int:
     """One paced stream, started after ``wait`` seconds and read to its end; the number of chunks
-    it carried. The first chunk's delay goes to ``firsts``: it follows the request's own handling
-    and the connection's opening, which the time-to-first-byte figures measure."""
+    it carried. Each chunk's (stamp, delay) goes to ``delays``, the stamp of its first to ``firsts``."""
     await asyncio.sleep(wait)
     pending = b""
     chunks = 0
@@ -155,17 +156,22 @@ async def _one_stream(target: Target, delays: list[float], firsts: list[float], 
             if cut < 0:
                 continue
             for stamp in stamps(pending[:cut]):
-                (delays if chunks else firsts).append((now - stamp) / 1000)
+                if not chunks:
+                    firsts.append(stamp)
+                delays.append((stamp, (now - stamp) / 1000))
                 chunks += 1
             pending = pending[cut + 2 :]
     return chunks
 
 
 async def streams(job: dict[str, Any], targets: list[Target]) -> None:
+    """Every chunk's delay in ``latencies``; in ``steady``, those of the chunks written once every
+    stream has its first: while streams are still opening, the target also handles their
+    requests and opens their connections, which a thousand streams starting together share."""
     for t in targets:
         await asyncio.sleep(job.get("settle_s", 0.5))
-        delays: list[float] = []
-        firsts: list[float] = []
+        delays: list[tuple[int, float]] = []
+        firsts: list[int] = []
         start = time.perf_counter()
         # Starts spread over one pacing interval, so the streams' chunks are too, as real ones are.
         n, spread = job["streams"], job.get("spread_s", 0.0)
@@ -179,8 +185,9 @@ async def streams(job: dict[str, Any], targets: list[Target]) -> None:
                 t.first_error = t.first_error or f"{type(r).__name__}: {r}"
             else:
                 t.done += r
-        t.latencies = delays
-        t.ttfb = firsts
+        opened = max(firsts, default=0)
+        t.latencies = [delay for _, delay in delays]
+        t.steady = [delay for stamp, delay in delays if stamp > opened]
 
 
 async def run(job: dict[str, Any]) -> dict[str, Any]:

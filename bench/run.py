@@ -538,11 +538,11 @@ def streams_section(
     say(
         "  delay = a chunk's arrival at the client minus its write by the mock (both on the monotonic clock); "
         "memory = the proxy's peak resident set over its idle one before any stream, per open stream; "
-        "CPU over every chunk relayed"
+        "CPU over every chunk relayed; steady = the chunks written once every stream has its first"
     )
     out: dict[str, dict[str, Any]] = {}
     idle_rss: dict[str, float] = {}
-    widths = [8, 10, 8, 10, 10, 11, 10, 10, 12, 11, 10]
+    widths = [8, 10, 8, 10, 10, 12, 10, 10, 13, 11, 10]
     for n in STREAM_COUNTS:
         say(f"  {n} streams")
         say(
@@ -554,10 +554,10 @@ def streams_section(
                     "errors",
                     "p50 ms",
                     "p99 ms",
-                    "later p99",
+                    "steady p99",
                     "+p50 ms",
                     "+p99 ms",
-                    "+later p99",
+                    "+steady p99",
                     "KB/stream",
                     "us/chunk",
                 ],
@@ -598,26 +598,25 @@ def streams_section(
                 raise RuntimeError(f"load generator failed: {(runner.tmp / 'streams-err.txt').read_text()[-2000:]}")
             r = json.loads((runner.tmp / "streams-out.json").read_text())[target.name]
             cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
-            # The load generator keeps each stream's first chunk apart: it follows the request's
-            # handling and its connection's opening, which a thousand streams starting together share.
-            later, firsts = r["latencies_ms"], r["ttfb_ms"]
-            delays = later + firsts
+            # Steady: the chunks written once every stream has its first. Before that the target is
+            # also taking a thousand requests and opening their connections at once.
+            delays, steady = r["latencies_ms"], r["steady_ms"]
             ps = [pct(delays, 0.5), pct(delays, 0.99)]
             f: dict[str, Any] = {"errors": r["errors"], "p50": ps[0], "p99": ps[1], "chunks": r["done"]}
-            f["p99_later"] = pct(later, 0.99)
-            cells = [target.name, "", str(r["errors"]), f"{ps[0]:.3f}", f"{ps[1]:.3f}", f"{f['p99_later']:.3f}"]
+            f["p99_steady"] = pct(steady, 0.99)
+            cells = [target.name, "", str(r["errors"]), f"{ps[0]:.3f}", f"{ps[1]:.3f}", f"{f['p99_steady']:.3f}"]
             if base is None:
                 base = f
                 cells += ["", "", "", "", ""]
             else:
                 f["added"] = [ps[0] - base["p50"], ps[1] - base["p99"]]
-                f["added_p99_later"] = f["p99_later"] - base["p99_later"]
+                f["added_p99_steady"] = f["p99_steady"] - base["p99_steady"]
                 f["kb_per_stream"] = (peak - idle) * 1024 / n
                 f["us_per_chunk"] = cpu / max(1, r["done"]) * 1e6
                 cells += [
                     f"{f['added'][0]:+.3f}",
                     f"{f['added'][1]:+.3f}",
-                    f"{f['added_p99_later']:+.3f}",
+                    f"{f['added_p99_steady']:+.3f}",
                     f"{f['kb_per_stream']:.1f}",
                     f"{f['us_per_chunk']:.1f}",
                 ]
@@ -632,15 +631,14 @@ def streams_section(
         n = STREAM_COUNTS[-1]
         checks = [
             (f"{n} streams: <= 100 KB resident per open stream", last["kb_per_stream"] <= 100, "KB", "kb_per_stream"),
-            # Each stream's first chunk follows its connection's opening and its request's handling,
-            # which differ by design between the targets (direct opens a connection to the mock per
-            # stream, Suture's pool keeps its own): time to first byte is measured on its own, and
-            # the relay's added delay is read on the chunks after it.
+            # While streams are still opening, the target is also taking their requests (a thousand in
+            # one pacing interval, past one worker's capacity) and opening their connections: the
+            # relay's own delay is read once every stream is open.
             (
-                f"{n} streams: added per-chunk p99 <= 1 ms (chunks after each stream's first)",
-                last["added_p99_later"] <= 1.0,
+                f"{n} streams: added per-chunk p99 <= 1 ms (steady: every stream open)",
+                last["added_p99_steady"] <= 1.0,
                 "ms",
-                "added_p99_later",
+                "added_p99_steady",
             ),
             (f"{n} streams: no errors", last["errors"] == 0, "errors", "errors"),
         ]
@@ -651,7 +649,7 @@ def streams_section(
                 if key != "errors"
                 else f"  {'PASS' if ok else 'MISS'}  {what}: {value}"
             )
-        say(f"  (over every chunk, first ones included: {last['added'][1]:+.2f} ms)")
+        say(f"  (over every chunk, the streams' opening included: {last['added'][1]:+.2f} ms)")
     return out
 
 
