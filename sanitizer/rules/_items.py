@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from .._ir import THINKING, Entry, Part
+from ..validation._convert import reasoning_text
 
 
 def item_id(part: Part) -> str | None:
@@ -23,7 +24,7 @@ def whole(part: Part) -> str:
 
 
 def reasoning_only(entry: Entry) -> bool:
-    """An entry of reasoning items alone. LiteLLM's Responses bridge makes no Chat message of it
-    (their summary joins the next assistant message), so a rule that judges the bridged body's
-    message order must look past it."""
-    return bool(entry.parts) and all(p.kind == THINKING for p in entry.parts)
+    """An entry of reasoning items without text. LiteLLM's Responses bridge makes no Chat message
+    of it (a reasoning item with text becomes one, with no content, where no assistant message
+    follows to take it), so a rule that judges the bridged body's message order must look past it."""
+    return bool(entry.parts) and all(p.kind == THINKING and not reasoning_text(p.raw) for p in entry.parts)

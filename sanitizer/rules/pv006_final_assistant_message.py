@@ -92,7 +92,7 @@ class FinalAssistantMessage(Rule):
         entries = transcript.entries
         last = len(entries) - 1
         # What follows the final message: system messages, which a gateway lifts out of the turns
-        # (DeepSeek, Gemini), and reasoning items, which LiteLLM's Responses bridge makes none of.
+        # (DeepSeek, Gemini), and reasoning items without text, which LiteLLM's Responses bridge makes none of.
         bridged = ctx.api == "openai-responses"
         while last >= 0 and (
             ((deepseek or gemini) and entries[last].role in _SYSTEM) or (bridged and reasoning_only(entries[last]))

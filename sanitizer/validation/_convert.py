@@ -40,7 +40,9 @@ is and parts as Chat parts (``input_text`` and ``output_text`` as text: an assis
 DeepSeek refuses); a call (``function_call``, ``custom_tool_call``) joins the assistant message
 right before it, a text answer's or other calls', as one of its ``tool_calls``, and an assistant
 message right after calls (before their outputs) joins their message's content; the summary text
-of reasoning items goes to the next assistant message as ``reasoning_content``; each output
+of reasoning items (their ``content``'s, else their summary's) goes to the next assistant message as
+``reasoning_content``, and where no assistant message follows, each keeps an assistant message
+of its own with no content; each output
 becomes a ``tool`` message, except one without a ``call_id``, which is left out.
 
 Chat to Converse (LiteLLM's ``_bedrock_converse_messages_pt``): ``system``/``developer`` messages
@@ -261,14 +263,26 @@ def litellm_responses_view(body: object) -> tuple[list[dict[str, Any]], list[int
     raw = b.get("input")
     if isinstance(raw, str):
         return [*converted, {"role": "user", "content": raw}], [*index_map, 0]
-    reasoning: list[str] = []
+    # Reasoning items with text, waiting for the assistant message they go to.
+    reasoning: list[tuple[int, str]] = []
+
+    def standalone() -> None:
+        # Not followed by an assistant message: each keeps a message of its own, no content.
+        for at, text in reasoning:
+            converted.append({"role": "assistant", "content": None, "reasoning_content": text})
+            index_map.append(at)
+        reasoning.clear()
+
     for n, item in enumerate(as_list(raw, "input")):
         d = as_dict(item, f"input[{n}]")
         kind = d.get("type", "message")
         if kind == "reasoning":
-            summary = d.get("summary")
-            reasoning += [s["text"] for s in summary or () if isinstance(s, dict) and isinstance(s.get("text"), str)]
+            text = reasoning_text(d)
+            if text:
+                reasoning.append((n, text))
             continue
+        if kind in _BRIDGED_OUTPUTS or (kind == "message" and d.get("role") != "assistant"):
+            standalone()
         previous = converted[-1] if converted and index_map[-1] is not None else None
         if kind in _BRIDGED_CALLS:
             # A call joins the assistant message before it, if that is one, as the bridge does.
@@ -300,12 +314,33 @@ def litellm_responses_view(body: object) -> tuple[list[dict[str, Any]], list[int
                 continue
         else:
             continue
-        text = "".join(reasoning).strip()
-        if text:
-            # As the bridge passes it on: trimmed, and no field for a blank summary.
-            previous["reasoning_content"] = previous.get("reasoning_content", "") + text
-        reasoning = []
+        if reasoning:
+            texts = [text for _, text in reasoning]
+            previous["reasoning_content"] = "\n".join([*texts, previous.get("reasoning_content") or ""]).strip()
+            reasoning.clear()
+    standalone()
     return converted, index_map
+
+
+def reasoning_text(item: dict[str, Any]) -> str | None:
+    """The text LiteLLM's bridge replays of a reasoning item: its ``content``'s, else its
+    summary's, each part trimmed; None when it holds only opaque forms (encrypted content)."""
+    for field in ("content", "summary"):
+        value = item.get(field)
+        if field == "content" and isinstance(value, str) and value.strip():
+            return value
+        if isinstance(value, list):
+            texts = [
+                block["text"].strip()
+                for block in value
+                if isinstance(block, dict)
+                and block.get("type") not in ("encrypted_content", "redacted_thinking")
+                and isinstance(block.get("text"), str)
+                and block["text"].strip()
+            ]
+            if texts:
+                return "\n".join(texts)
+    return None
 
 
 _BRIDGED_CALLS = ("function_call", "custom_tool_call")

@@ -95,7 +95,30 @@ def _content_kind(content: Any) -> str:
     return "null" if content is None else "string" if isinstance(content, str) else "parts"
 
 
-@pytest.mark.parametrize("body", _bodies("openai-responses"))
+def _reasoning_shapes() -> list[Any]:
+    """Where a reasoning item's text goes: to the assistant message after it, or, where none
+    follows, to an assistant message of its own; one without text goes nowhere."""
+    said = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "check the tests"}]}
+    in_content = {"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "look"}]}
+    mute = {"type": "reasoning", "summary": [], "encrypted_content": "gAAAAB-1"}
+    user = {"type": "message", "role": "user", "content": "go"}
+    call = {"type": "function_call", "call_id": "call_1", "name": "ls", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "a b"}
+    answer = {"type": "message", "role": "assistant", "content": "done"}
+    shapes = {
+        "before-a-call": [user, said, call, output],
+        "before-an-output": [user, call, said, output, user],
+        "before-a-user-message": [user, call, output, said, user],
+        "two-before-a-user-message": [user, answer, said, in_content, user],
+        "at-the-end": [user, answer, said],
+        "without-text-at-the-end": [user, call, output, mute],
+        "without-text-before-an-answer": [user, mute, answer],
+        "text-in-content-before-an-answer": [user, in_content, answer],
+    }
+    return [pytest.param({"model": "m", "input": items}, id=f"reasoning-{name}") for name, items in shapes.items()]
+
+
+@pytest.mark.parametrize("body", _bodies("openai-responses") + _reasoning_shapes())
 def test_the_chat_view_of_a_responses_body_is_litellm_s_responses_bridge(body: dict[str, Any]) -> None:
     ours = _our_view(litellm_responses_view, body)
     from litellm.responses.litellm_completion_transformation.transformation import LiteLLMCompletionResponsesConfig
