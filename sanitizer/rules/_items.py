@@ -23,8 +23,13 @@ def whole(part: Part) -> str:
     return json.dumps(part.raw, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def reasoning_only(entry: Entry) -> bool:
-    """An entry of reasoning items without text. LiteLLM's Responses bridge makes no Chat message
-    of it (a reasoning item with text becomes one, with no content, where no assistant message
-    follows to take it), so a rule that judges the bridged body's message order must look past it."""
-    return bool(entry.parts) and all(p.kind == THINKING and not reasoning_text(p.raw) for p in entry.parts)
+def no_bridged_message(entry: Entry, api: str) -> bool:
+    """A Responses entry of reasoning items without text. LiteLLM's Responses bridge makes no Chat
+    message of it (a reasoning item with text becomes one, with no content, where no assistant
+    message follows to take it), so a rule that judges the bridged body's message order must look
+    past it."""
+    return (
+        api == "openai-responses"
+        and bool(entry.parts)
+        and all(p.kind == THINKING and not reasoning_text(p.raw) for p in entry.parts)
+    )

@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 
 from .._ir import Entry, Transcript
 from ._base import Context, Rule
-from ._items import reasoning_only
+from ._items import no_bridged_message
 
 
 class UserAfterTool(Rule):
@@ -46,7 +46,6 @@ class UserAfterTool(Rule):
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         entries: list[Entry] = []
-        bridged = ctx.api == "openai-responses"
         previous: str | None = None
         for entry in transcript.entries:
             if entry.role == "user" and previous == "tool":
@@ -59,6 +58,6 @@ class UserAfterTool(Rule):
                 )
                 entries.append(ctx.dialect.text_entry("assistant", ctx.policy.bridge_text))
             entries.append(entry)
-            if not (bridged and reasoning_only(entry)):
+            if not no_bridged_message(entry, ctx.api):
                 previous = entry.role
         transcript.entries = entries

@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 from .._ir import THINKING, Entry, Transcript
 from ..validation._openai_chat import deepseek_reasoner
 from ._base import Context, Rule, quoted_content
-from ._items import reasoning_only
+from ._items import no_bridged_message
 from .an009_unsupported_prefill import CONTINUE_TEXT
 
 _SYSTEM = frozenset({"system", "developer"})
@@ -93,9 +93,8 @@ class FinalAssistantMessage(Rule):
         last = len(entries) - 1
         # What follows the final message: system messages, which a gateway lifts out of the turns
         # (DeepSeek, Gemini), and reasoning items without text, which LiteLLM's Responses bridge makes none of.
-        bridged = ctx.api == "openai-responses"
         while last >= 0 and (
-            ((deepseek or gemini) and entries[last].role in _SYSTEM) or (bridged and reasoning_only(entries[last]))
+            ((deepseek or gemini) and entries[last].role in _SYSTEM) or no_bridged_message(entries[last], ctx.api)
         ):
             last -= 1
         if last < 0 or not _open(entries[last], gemini):
