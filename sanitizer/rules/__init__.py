@@ -96,6 +96,7 @@ from .rs006_invalid_item_id import InvalidItemId
 from .rs007_reasoning_without_summary import ReasoningWithoutSummary
 from .rs008_reasoning_without_id import ReasoningWithoutId
 from .rs009_answer_after_its_calls import AnswerAfterItsCalls
+from .rs010_reasoning_without_answer import ReasoningWithoutAnswer
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -149,6 +150,7 @@ RULES: tuple[Rule, ...] = (
     UnsupportedPrefill(),
     MissingReasoningContent(),
     ThinkingOnlyTurn(),
+    ReasoningWithoutAnswer(),
     ThinkingNotFirst(),
     FinalThinking(),
     PrefillTrailingWhitespace(),
