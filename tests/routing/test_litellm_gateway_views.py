@@ -79,6 +79,30 @@ def test_thinking_only_turn_reaches_mistral_through_litellm(
     assert "Go on, keep it short." in str(sent["messages"][0]["content"])
 
 
+def test_reasoning_no_answer_follows_reaches_mistral_through_litellm(
+    suture_url: str, providers: dict[str, Provider], openai_at: Callable[[str], openai.OpenAI]
+) -> None:
+    # litellm's bridge gives reasoning that no call or answer follows an assistant message of its
+    # own with no content, which Mistral refuses (M5); reasoning-without-answer (RS010) drops it.
+    items: list[Any] = [
+        {"type": "message", "role": "user", "content": "List the files."},
+        {"type": "function_call", "call_id": "bR7sK2pQ9", "name": "get_weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "bR7sK2pQ9", "output": FILE},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "The README is there."}]},
+        {"type": "message", "role": "user", "content": "Only the README, please."},
+    ]
+    model = providers["mistral"].model
+    body = {"model": model, "input": items}
+    assert "mistral.M5" in [v.rule for v in validate(body, api="openai-responses", provider="mistral")]
+    raw = openai_at(suture_url).responses.with_raw_response.create(model=model, input=items)
+    assert raw.headers["x-suture-repairs"] == "2"  # the reasoning, then the bridge after the tool message
+    sent = _accepted(providers["mistral"], "openai-chat", "mistral")
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "tool", "assistant", "user"]
+    assert not any(
+        m["role"] == "assistant" and m.get("content") is None and not m.get("tool_calls") for m in sent["messages"]
+    )
+
+
 def test_prefill_reaches_mistral_through_litellm(
     suture_url: str, providers: dict[str, Provider], anthropic_at: Callable[[str], anthropic.Anthropic]
 ) -> None:
