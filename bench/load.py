@@ -9,7 +9,11 @@ Reads one job as JSON on stdin, prints the result as JSON on stdout. Jobs:
 - ``count``: ``n`` requests at ``concurrency`` against one target (the memory soak);
 - ``streams``: ``streams`` streamed requests at once against each target in turn, answered by the
   mock's paced streams: per chunk, the delay from the mock's write (the stamp in the chunk) to
-  its arrival here, both on the machine's monotonic clock.
+  its arrival here, both on the machine's monotonic clock;
+- ``churn``: ``streams`` slots against each target in turn, each running one paced stream after
+  another for ``hold_s`` seconds, their first starts spread over one stream's length: about
+  ``streams`` open at any time and ``streams`` over a stream's length opening a second, as a
+  gateway's streams come and go; ``steady`` holds the delays of chunks written after ``warm_s``.
 
 Needs aiohttp (and uvloop when present); bench/run.py installs both into its own venv.
 """
@@ -46,6 +50,7 @@ class Target:
         self.busy = 0.0
         self.done = 0
         self.warm_done = 0
+        self.streams = 0
 
     async def one(self, record: bool = True) -> None:
         start = time.perf_counter()
@@ -79,6 +84,7 @@ class Target:
             "busy_s": self.busy,
             "done": self.done,
             "warm_done": self.warm_done,
+            "streams": self.streams,
         }
 
 
@@ -190,15 +196,43 @@ async def streams(job: dict[str, Any], targets: list[Target]) -> None:
         t.steady = [delay for stamp, delay in delays if stamp > opened]
 
 
+async def _slot(t: Target, delays: list[tuple[int, float]], wait: float, end: float) -> None:
+    """One paced stream after another from ``wait`` seconds on until ``end`` (perf_counter)."""
+    await asyncio.sleep(wait)
+    while time.perf_counter() < end:
+        try:
+            chunks = await _one_stream(t, delays, [], 0)
+            t.done += chunks  # after the await: ``t.done += await ...`` would lose other slots' counts
+            t.streams += 1
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            t.errors += 1
+            t.first_error = t.first_error or f"{type(exc).__name__}: {exc}"
+
+
+async def churn(job: dict[str, Any], targets: list[Target]) -> None:
+    """Every chunk's delay in ``latencies``; in ``steady``, those of the chunks written after
+    ``warm_s``, once every slot runs and streams end and open all the time."""
+    n, spread = job["streams"], job["spread_s"]
+    for t in targets:
+        await asyncio.sleep(job.get("settle_s", 0.5))
+        delays: list[tuple[int, float]] = []
+        start = time.perf_counter()
+        warm_from = time.monotonic_ns() // 1000 + int(job["warm_s"] * 1e6)
+        await asyncio.gather(*(_slot(t, delays, i * spread / n, start + job["hold_s"]) for i in range(n)))
+        t.busy = time.perf_counter() - start
+        t.latencies = [delay for _, delay in delays]
+        t.steady = [delay for stamp, delay in delays if stamp > warm_from]
+
+
 async def run(job: dict[str, Any]) -> dict[str, Any]:
     with open(job["body_file"], "rb") as f:
         body = f.read()
     concurrency = job.get("streams", job.get("concurrency", 1))
     targets = [Target(spec, body, concurrency) for spec in job["targets"]]
     try:
-        await {"latency": latency, "throughput": throughput, "count": count, "streams": streams}[job["mode"]](
-            job, targets
-        )
+        await {"latency": latency, "throughput": throughput, "count": count, "streams": streams, "churn": churn}[
+            job["mode"]
+        ](job, targets)
     finally:
         for t in targets:
             await t.session.close()

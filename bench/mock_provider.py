@@ -4,7 +4,8 @@ Run:  python bench/mock_provider.py --port 9100
 Paths: POST /v1/chat/completions, POST /v1/messages (and /v1/messages/count_tokens), GET /v1/models.
 A body containing ``"stream": true`` gets a chunked SSE answer; anything else gets one JSON body.
 A streamed Chat request that names ``"max_tokens": N`` gets N content chunks paced ``--pace-ms``
-apart (default 200: 50 chunks over 10 s), each chunk's content the mock's CLOCK_MONOTONIC in
+apart (default 200: 50 chunks over 10 s; ``"pace_ms": M`` in the body sets it for that request),
+each chunk's content the mock's CLOCK_MONOTONIC in
 microseconds when it was written (``"content":"t<us>"``), so a client on the same machine can
 tell how long each chunk took to reach it.
 
@@ -169,6 +170,7 @@ def _kind(path: bytes) -> bytes | None:
 
 
 _MAX_TOKENS = re.compile(rb'"max_tokens":\s*(\d+)')
+_PACE_MS = re.compile(rb'"pace_ms":\s*(\d+)')
 PACE_S = 0.2
 
 
@@ -260,7 +262,9 @@ class _Connection(asyncio.Protocol):
         stream = b'"stream":true' in body or b'"stream": true' in body
         paced = _MAX_TOKENS.search(body) if stream and kind == b"openai" else None
         if paced:
-            asyncio.get_running_loop().create_task(self._paced(int(paced.group(1)), close))
+            pace = _PACE_MS.search(body)
+            pace_s = int(pace.group(1)) / 1000 if pace else PACE_S
+            asyncio.get_running_loop().create_task(self._paced(int(paced.group(1)), pace_s, close))
             return
         answer = _ANSWERS.get((kind, stream and kind in (b"openai", b"anthropic"))) if kind else None
         for part in answer or [_NOT_FOUND]:
@@ -268,11 +272,11 @@ class _Connection(asyncio.Protocol):
         if close:
             self.transport.close()
 
-    async def _paced(self, chunks: int, close: bool) -> None:
+    async def _paced(self, chunks: int, pace_s: float, close: bool) -> None:
         assert self.transport is not None
         self.transport.write(_SSE_HEAD + paced_chunk(0))
         for i in range(1, chunks):
-            await asyncio.sleep(PACE_S)
+            await asyncio.sleep(pace_s)
             if self.transport.is_closing():
                 return
             self.transport.write(paced_chunk(i))

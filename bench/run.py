@@ -1,6 +1,7 @@
 """Suture's overhead against going direct and against LiteLLM's proxy, side by side, in one run.
 
-Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm] [--no-nginx] [--only base,sizes,streams,workers]
+Run by hand:  .venv/bin/python bench/run.py [--quick] [--no-litellm] [--no-nginx]
+              [--only base,sizes,streams,churn,workers]
 
 Starts a zero-delay mock provider (bench/mock_provider.py), Suture (`suture serve`, one worker)
 and LiteLLM's proxy (installed by this script into bench/.venvs/litellm, pinned, one worker) in
@@ -11,7 +12,8 @@ under load) so machine noise falls on all of them alike. Prints percentiles, rat
 
 nginx (Debian's package, installed when missing; one worker, keep-alive upstream, unbuffered) is
 the floor of one more hop. Besides the base part, ``sizes`` times agent-sized transcripts (10 KB
-to 2 MB, bench/agent_bodies.py), ``streams`` holds 100 to 1,000 paced streams open at once, and
+to 2 MB, bench/agent_bodies.py), ``streams`` holds 100 to 1,000 paced streams open at once,
+``churn`` keeps 1,000 open while they end and are replaced (100 opening a second), and
 ``workers`` sets ``--workers 2`` against one worker.
 """
 
@@ -299,10 +301,12 @@ class Target:
         return {"name": self.name, "url": self.base + path, "headers": self.headers}
 
 
-SECTIONS = ("base", "sizes", "streams", "workers")
+SECTIONS = ("base", "sizes", "streams", "churn", "workers")
 STREAM_COUNTS = (100, 500, 1000)
 STREAM_PACE_MS = {False: 200, True: 100}  # full run: 50 chunks over 10 s; quick: 20 over 2 s
 STREAM_CHUNKS = {False: 50, True: 20}
+CHURN_STREAMS = 1000
+CHURN_HOLD_S = {False: 60.0, True: 30.0}  # the first stream's length (10 s) is the warm-up
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 
@@ -515,13 +519,38 @@ def sizes_section(
     return out
 
 
-def paced_body(runner: Runner, chunks: int) -> Path:
-    """A streamed 10-message Chat request asking the mock for ``chunks`` paced chunks."""
+def paced_body(runner: Runner, chunks: int, pace_ms: int | None = None) -> Path:
+    """A streamed 10-message Chat request asking the mock for ``chunks`` paced chunks (``pace_ms``
+    apart, else at the mock's own pace)."""
     body = json.loads(runner.body("openai", 10, False, True).read_text())
     body["max_tokens"] = chunks
-    path = runner.tmp / f"paced-{chunks}.json"
+    if pace_ms is not None:
+        body["pace_ms"] = pace_ms
+    path = runner.tmp / f"paced-{chunks}-{pace_ms}.json"
     path.write_text(json.dumps(body, separators=(",", ":")))
     return path
+
+
+def run_polled(runner: Runner, job: dict[str, Any], pid: int | None, idle: float) -> tuple[dict[str, Any], float]:
+    """A load job's result, and the peak resident set (MB) of the process tree ``pid`` while it ran."""
+    argv = [*runner.placement.prefix("load"), str(runner.load_python), str(BENCH / "load.py")]
+    # Output to files: a pipe would fill with the delays and stall the client while this polls.
+    (runner.tmp / "streams-job.json").write_text(json.dumps(job))
+    with (
+        open(runner.tmp / "streams-job.json") as stdin,
+        open(runner.tmp / "streams-out.json", "w") as stdout,
+        open(runner.tmp / "streams-err.txt", "w") as stderr,
+    ):
+        proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr)
+        peak = idle
+        while proc.poll() is None:
+            if pid:
+                peak = max(peak, tree_rss_mb(pid))
+            time.sleep(0.1)
+    if proc.returncode != 0:
+        raise RuntimeError(f"load generator failed: {(runner.tmp / 'streams-err.txt').read_text()[-2000:]}")
+    result: dict[str, Any] = json.loads((runner.tmp / "streams-out.json").read_text())
+    return result, peak
 
 
 def streams_section(
@@ -580,23 +609,8 @@ def streams_section(
                 "streams": n,
                 "spread_s": pace / 1000,
             }
-            argv = [*runner.placement.prefix("load"), str(runner.load_python), str(BENCH / "load.py")]
-            # Output to files: a pipe would fill with the delays and stall the client while this polls.
-            (runner.tmp / "streams-job.json").write_text(json.dumps(job))
-            with (
-                open(runner.tmp / "streams-job.json") as stdin,
-                open(runner.tmp / "streams-out.json", "w") as stdout,
-                open(runner.tmp / "streams-err.txt", "w") as stderr,
-            ):
-                proc = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr)
-                peak = idle
-                while proc.poll() is None:
-                    if pid:
-                        peak = max(peak, tree_rss_mb(pid))
-                    time.sleep(0.1)
-            if proc.returncode != 0:
-                raise RuntimeError(f"load generator failed: {(runner.tmp / 'streams-err.txt').read_text()[-2000:]}")
-            r = json.loads((runner.tmp / "streams-out.json").read_text())[target.name]
+            r, peak = run_polled(runner, job, pid, idle)
+            r = r[target.name]
             cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
             # Steady: the chunks written once every stream has its first. Before that the target is
             # also taking a thousand requests and opening their connections at once.
@@ -650,6 +664,100 @@ def streams_section(
                 else f"  {'PASS' if ok else 'MISS'}  {what}: {value}"
             )
         say(f"  (over every chunk, the streams' opening included: {last['added'][1]:+.2f} ms)")
+    return out
+
+
+def churn_section(
+    runner: Runner, targets: list[Target], pids: dict[str, int], *, quick: bool
+) -> dict[str, dict[str, Any]]:
+    """A thousand streams open all the time, as a gateway's come and go: each that ends is replaced."""
+    n, chunks, pace = CHURN_STREAMS, STREAM_CHUNKS[False], STREAM_PACE_MS[False]
+    length = chunks * pace / 1000
+    hold = CHURN_HOLD_S[quick]
+    body = paced_body(runner, chunks, pace)
+    say()
+    say(
+        f"== streams that come and go: {n} slots, each one paced stream after another ({chunks} chunks "
+        f"{pace} ms apart, {length:.0f} s) for {hold:.0f} s, first starts spread over {length:.0f} s: about {n} "
+        f"open and {n / length:.0f} opening a second; steady = chunks written after the first {length:.0f} s"
+    )
+    widths = [8, 7, 8, 9, 9, 12, 12, 13, 13, 10, 9]
+    say(
+        "  "
+        + row(
+            [
+                "",
+                "errors",
+                "streams",
+                "p50 ms",
+                "p99 ms",
+                "steady p50",
+                "steady p99",
+                "+steady p50",
+                "+steady p99",
+                "KB/stream",
+                "us/chunk",
+            ],
+            widths,
+        )
+    )
+    out: dict[str, dict[str, Any]] = {}
+    base: dict[str, Any] | None = None
+    for target in targets:
+        if target.name == "litellm":
+            continue  # a hundred streams at once are already its measure (the streams section)
+        pid = pids.get(target.name)
+        idle = tree_rss_mb(pid) if pid else 0.0
+        cpu0 = cpu_seconds(pid) if pid else 0.0
+        job = {
+            "mode": "churn",
+            "targets": [target.spec(OPENAI_PATH)],
+            "body_file": str(body),
+            "streams": n,
+            "spread_s": length,
+            "hold_s": hold,
+            "warm_s": length,
+        }
+        r, peak = run_polled(runner, job, pid, idle)
+        r = r[target.name]
+        cpu = cpu_seconds(pid) - cpu0 if pid else 0.0
+        delays, steady = r["latencies_ms"], r["steady_ms"]
+        f: dict[str, Any] = {
+            "errors": r["errors"],
+            "streams": r["streams"],
+            "p50": pct(delays, 0.5),
+            "p99": pct(delays, 0.99),
+            "steady": [pct(steady, 0.5), pct(steady, 0.99), pct(steady, 0.999)],
+        }
+        cells = [target.name, str(r["errors"]), str(r["streams"])]
+        cells += [f"{f['p50']:.3f}", f"{f['p99']:.3f}", f"{f['steady'][0]:.3f}", f"{f['steady'][1]:.3f}"]
+        if base is None:
+            base = f
+            cells += ["", "", "", ""]
+        else:
+            f["added_steady"] = [a - b for a, b in zip(f["steady"], base["steady"], strict=True)]
+            f["kb_per_stream"] = (peak - idle) * 1024 / n
+            f["us_per_chunk"] = cpu / max(1, r["done"]) * 1e6
+            cells += [
+                f"{f['added_steady'][0]:+.3f}",
+                f"{f['added_steady'][1]:+.3f}",
+                f"{f['kb_per_stream']:.1f}",
+                f"{f['us_per_chunk']:.1f}",
+            ]
+        if r["errors"]:
+            say(f"  ! {target.name}: {r['errors']} failed streams (first: {r['first_error']})")
+        say("  " + row(cells, widths))
+        out[target.name] = f
+    for name, f in out.items():
+        if "added_steady" in f:
+            say(f"  {name}: steady p99.9 {f['steady'][2]:.3f} ms ({f['added_steady'][2]:+.3f} over direct's)")
+    suture = out.get("suture")
+    if suture and "added_steady" in suture:
+        ok = suture["added_steady"][1] <= 1.0 and suture["errors"] == 0
+        say(
+            f"  {'PASS' if ok else 'MISS'}  {n} streams coming and going: added per-chunk p99 <= 1 ms, no errors: "
+            f"{suture['added_steady'][1]:+.2f} ms, {suture['errors']} errors"
+        )
     return out
 
 
@@ -1113,6 +1221,8 @@ def run(
         summary["sizes"] = sizes_section(runner, openai_targets, pids, quick=quick)
     if "streams" in sections:
         summary["streams"] = streams_section(runner, openai_targets, pids, quick=quick)
+    if "churn" in sections:
+        summary["churn"] = churn_section(runner, openai_targets, pids, quick=quick)
     if "workers" in sections:
         two_port = free_port()
         two = procs.start(
