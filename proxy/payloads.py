@@ -72,7 +72,7 @@ def parse_payload(text: str, *, source: str = "<input>", api: str | None = None)
         raise PayloadError(f"{source}: the file is empty")
     found = _find(text)
     if found is None:
-        raise PayloadError(f"{source}: no request body found (no JSON object with `messages`, `input` or `contents`)")
+        raise PayloadError(f"{source}: no request body found ({_why_none(text)})")
     body, form, path, headers, known_api = found
     if api is not None:
         reason = "given with --api"
@@ -84,6 +84,24 @@ def parse_payload(text: str, *, source: str = "<input>", api: str | None = None)
 
 
 _Found = tuple[dict[str, Any], str, str | None, dict[str, str], str | None]
+
+
+def _why_none(text: str) -> str:
+    """What to tell a user whose input held no body: where it stops being JSON, when it looks like JSON."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            json.loads(stripped)
+        except ValueError as exc:
+            where = f"line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(stripped) - 1:
+                # Loggers and terminals cut long bodies: the usual way a captured 400 payload breaks.
+                return (
+                    f"the JSON stops after {len(stripped)} characters, before it is complete: "
+                    "the file holds only the start of a body (a log or a terminal may have cut it)"
+                )
+            return f"the file is not valid JSON: {exc.msg} at {where}" if where else "the file is not valid JSON"
+    return "no JSON object with `messages`, `input` or `contents`"
 
 
 def _find(text: str) -> _Found | None:

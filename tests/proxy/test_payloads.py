@@ -155,7 +155,12 @@ def test_detection_by_shape(body: dict[str, Any], api: str, because: str) -> Non
         (b"\xff\xfe\x00garbage", "not UTF-8 text"),
         (b"just some words, no JSON", "no request body found"),
         (b'{"model": "gpt-4o", "temperature": 1}', "no request body found"),
-        (b'{"messages": [', "no request body found"),
+        (b'{"messages": [', "no request body found (the JSON stops after 14 characters, before it is complete"),
+        (
+            b'{"messages": [{"role": "user" "content": "hi"}]}',
+            "not valid JSON: Expecting ',' delimiter at line 1, column 31",
+        ),
+        (b'{"model": "gpt-4o"} trailing words', "not valid JSON: Extra data at line 1, column 21"),
     ],
 )
 def test_unreadable_input_names_the_file_and_the_reason(tmp_path: Path, content: bytes, reason: str) -> None:
