@@ -32,6 +32,7 @@ import orjson
 
 from sanitizer import Repair
 
+from . import json_bytes
 from .logs import log
 from .payloads import SAFE_HEADERS
 from .redaction import Secrets
@@ -169,7 +170,7 @@ class CaptureStore:
         On a full disk the oldest captures are evicted to make room and the write is tried once
         more; :class:`DiskFull` when there was nothing to evict or it still did not fit.
         """
-        data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        data = json_bytes.dumps(record, indent=True)
         if len(data) > self.max_bytes:
             return None
         # Transcripts are the users' conversations: readable by Suture's own user only.

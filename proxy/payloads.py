@@ -70,7 +70,12 @@ def parse_payload(text: str, *, source: str = "<input>", api: str | None = None)
     """Find the request body in ``text`` (any of the forms in the module docstring)."""
     if not text.strip():
         raise PayloadError(f"{source}: the file is empty")
-    found = _find(text)
+    try:
+        found = _find(text)
+    except RecursionError:
+        raise PayloadError(
+            f"{source}: its JSON is nested too deeply to read (Python's limit is about 1,000 levels)"
+        ) from None
     if found is None:
         raise PayloadError(f"{source}: no request body found ({_why_none(text)})")
     body, form, path, headers, known_api = found
@@ -92,15 +97,14 @@ def _why_none(text: str) -> str:
     if stripped[:1] in ("{", "["):
         try:
             json.loads(stripped)
-        except ValueError as exc:
-            where = f"line {exc.lineno}, column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            if isinstance(exc, json.JSONDecodeError) and exc.pos >= len(stripped) - 1:
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(stripped) - 1:
                 # Loggers and terminals cut long bodies: the usual way a captured 400 payload breaks.
                 return (
                     f"the JSON stops after {len(stripped)} characters, before it is complete: "
                     "the file holds only the start of a body (a log or a terminal may have cut it)"
                 )
-            return f"the file is not valid JSON: {exc.msg} at {where}" if where else "the file is not valid JSON"
+            return f"the file is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
     return "no JSON object with `messages`, `input` or `contents`"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 
+from .. import json_bytes
 from ..capture import CaptureStore
 from ._common import OK, UNUSABLE, print_diff, write_stdout
 
@@ -153,7 +154,7 @@ def _fixture(record: object) -> bytes:
         "after": retries[-1].get("forwarded"),
         "repairs": [],
     }
-    return orjson.dumps(fixture, option=orjson.OPT_INDENT_2)
+    return json_bytes.dumps(fixture, indent=True)
 
 
 def run_serve(args: argparse.Namespace) -> int:

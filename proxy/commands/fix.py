@@ -8,6 +8,7 @@ from pathlib import Path
 
 import orjson
 
+from .. import json_bytes
 from ._common import (
     INVALID,
     OK,
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if findings.shape_error is not None or findings.repaired is None:
         print(f"suture: {payload.source}: not a valid {payload.api} body: {findings.shape_error}", file=sys.stderr)
         return UNUSABLE
-    data = orjson.dumps(findings.repaired, option=orjson.OPT_INDENT_2) + b"\n"
+    data = json_bytes.dumps(findings.repaired, indent=True) + b"\n"
     if args.output is not None:
         try:
             args.output.write_bytes(data)

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from .. import json_bytes
 from ..routes import table
 from ._common import (
     INVALID,
@@ -137,7 +138,7 @@ def send(client: Any, url: str, headers: dict[str, str], body: dict[str, Any], s
     # Read past what is shown by the longest secret: a key straddling the cut is still redacted whole.
     wanted = _SHOWN_BYTES + max((len(s.encode()) for s in secrets), default=0)
     try:
-        with client.stream("POST", url, headers=headers, content=orjson.dumps(body)) as response:
+        with client.stream("POST", url, headers=headers, content=json_bytes.dumps(body)) as response:
             data = b""
             for chunk in response.iter_bytes():
                 data += chunk

@@ -13,6 +13,7 @@ from starlette.types import ASGIApp
 from sanitizer import Repair, SanitizeError, SanitizeResult, looks_clean, sanitize
 from sanitizer.validation import validate
 
+from .. import json_bytes
 from ..capture import CaptureDraft, safe_headers
 from ..logs import log, repair_log
 from ..settings import RouteSettings
@@ -172,12 +173,12 @@ def _repair(
     # signatures upstream see exactly what the client sent.
     if mode == "repair" and result.repairs:
         try:
-            prepared.content = orjson.dumps(result.body)
-        except orjson.JSONEncodeError:
-            # orjson reads 1024 levels of nesting but writes only 254: a body nested between the
-            # two goes on as the client sent it, as on a sanitizer fault.
-            repair_log.warning(
-                "repaired body nested too deeply to serialise; forwarding the request unchanged",
+            prepared.content = json_bytes.dumps(result.body)
+        except (TypeError, ValueError, RecursionError):
+            # Never seen: orjson read the body, and json_bytes writes whatever it reads. Should it
+            # happen, the request goes on as the client sent it, as on a sanitizer fault.
+            repair_log.exception(
+                "repaired body could not be serialised; forwarding the request unchanged",
                 extra={"fields": {"request_id": request_id}},
             )
     return prepared

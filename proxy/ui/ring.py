@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from .. import json_bytes
+
 # What an entry costs besides its capture: its strings, the object, the deque's slot (measured
 # with tracemalloc at about 900 bytes for a typical entry; rounded up).
 ENTRY_OVERHEAD = 1024
@@ -117,8 +119,8 @@ def encode_capture(record: Mapping[str, Any]) -> bytes | None:
     (orjson's own output buffer can be many times its length).
     """
     try:
-        data = orjson.dumps(record, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-    except orjson.JSONEncodeError:  # nested deeper than orjson writes
+        data = json_bytes.dumps(record, indent=True)
+    except (TypeError, ValueError, RecursionError):
         return None
     return zlib.compress(data, 1)
 

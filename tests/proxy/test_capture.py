@@ -111,6 +111,21 @@ def test_repaired_request_is_captured_without_secrets(tmp_path: Path, anthropic_
     assert_no_temp_files(directory)
 
 
+def test_a_body_nested_deeper_than_orjson_writes_is_captured_whole(tmp_path: Path, anthropic_emulator: str) -> None:
+    # orjson reads 1,024 levels and writes 254: the capture of such a body must not be lost.
+    deep = orjson.loads("[" * 300 + "1" + "]" * 300)
+    body = json.loads(json.dumps(SEED["before"]))
+    body["messages"][1]["content"][0]["input"] = {"deep": deep}
+    with suture(anthropic={"upstream": anthropic_emulator}, capture={"dir": tmp_path}) as url:
+        response = httpx.post(url + "/v1/messages", content=json.dumps(body), headers=ANTHROPIC_HEADERS)
+        assert response.status_code == 200, response.text
+        assert response.headers["x-suture-repairs"] == "1"
+        [record] = wait_for(lambda: captures(tmp_path))
+    assert record["original"] == body
+    assert record["forwarded"]["messages"][1]["content"][0]["input"] == {"deep": deep}
+    assert record["forwarded"]["messages"][2]["content"][0]["type"] == "tool_result"
+
+
 @pytest.mark.slow
 def test_streamed_repaired_request_is_captured(tmp_path: Path, anthropic_emulator: str) -> None:
     body = {**SEED["before"], "stream": True}

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from proxy import cli
@@ -218,6 +219,38 @@ def test_fix_drop_policy(capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         out == sanitize(golden(OPENAI_SEED)["before"], api="openai-chat", policy=Policy(orphan_tool_call="drop")).body
     )
+
+
+def _deep_broken_body(depth: int) -> bytes:
+    """The OpenAI seed's broken transcript with a field nested ``depth`` levels in its last message."""
+    body = golden(OPENAI_SEED)["before"]
+    head = json.dumps(body)[:-2]  # the body without its closing "]}"
+    return (head + ', {"role": "user", "content": "more", "extra": ' + "[" * depth + "1" + "]" * depth + "}]}").encode()
+
+
+@pytest.mark.parametrize("depth", [300, 1000])
+def test_fix_writes_a_body_nested_deeper_than_orjson_writes(
+    depth: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # orjson reads 1,024 levels and writes 254: the repaired body must still come out whole.
+    path = tmp_path / "deep.json"
+    path.write_bytes(_deep_broken_body(depth))
+    out = tmp_path / "fixed.json"
+    assert cli.main(["fix", str(path), "-o", str(out)]) == 0
+    assert "TP001" in capsys.readouterr().err
+    fixed = orjson.loads(out.read_bytes())
+    expected = sanitize(orjson.loads(path.read_bytes()), api="openai-chat").body
+    assert fixed == expected
+    assert fixed["messages"][-1]["extra"] == orjson.loads("[" * depth + "1" + "]" * depth)
+
+
+def test_check_a_body_nested_past_what_json_reads_is_an_error_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "deeper.json"
+    path.write_bytes(_deep_broken_body(100_000))
+    assert cli.main(["check", str(path)]) == 2
+    assert "nested too deeply" in capsys.readouterr().err
 
 
 # replay

@@ -161,6 +161,8 @@ def test_detection_by_shape(body: dict[str, Any], api: str, because: str) -> Non
             "not valid JSON: Expecting ',' delimiter at line 1, column 31",
         ),
         (b'{"model": "gpt-4o"} trailing words', "not valid JSON: Extra data at line 1, column 21"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"messages": ' + b"[" * 100_000, "nested too deeply"),
     ],
 )
 def test_unreadable_input_names_the_file_and_the_reason(tmp_path: Path, content: bytes, reason: str) -> None:

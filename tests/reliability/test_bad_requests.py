@@ -207,13 +207,17 @@ def _broken_and_deep(depth: int) -> bytes:
     ).encode()
 
 
-def test_deep_nesting_that_orjson_cannot_write_back_is_forwarded_unrepaired(client: httpx.Client) -> None:
-    # orjson reads 1024 levels but writes 254: a broken transcript nested between the two cannot
-    # be re-serialised after its repair, and must not become a 500.
+def test_deep_nesting_that_orjson_cannot_write_back_is_still_repaired(client: httpx.Client, echo: EchoUpstream) -> None:
+    # orjson reads 1024 levels but writes 254: a broken transcript nested between the two is
+    # repaired all the same, and goes upstream whole, its deep field as deep as it came.
     for depth in (300, 1000):
         response = client.post(OPENAI, content=_broken_and_deep(depth))
         assert response.status_code == 200, response.text
-        assert response.headers["x-suture-repairs"] == "0"
+        assert response.headers["x-suture-repairs"] == "1"
+        sent = orjson.loads(echo.received[-1].body)
+        assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "tool", "user"]
+        assert sent["messages"][2]["tool_call_id"] == ORPHAN_CALL["tool_calls"][0]["id"]
+        assert sent["messages"][3]["extra"] == orjson.loads(_nested(depth))
     still_serving(client)
 
 
