@@ -7,6 +7,9 @@ import gc
 import random
 import time
 import tracemalloc
+import zlib
+
+import orjson
 
 from proxy.ui.ring import ENTRY_OVERHEAD, Entry, Ring, encode_capture
 
@@ -84,3 +87,12 @@ def test_counts_per_minute_for_the_last_hour() -> None:
     series = ring.counts.series()
     assert sum(series["repair", "TP001"]) == 2 and series["repair", "TP001"][-1] == 2
     assert sum(series["repair", "TP002"]) == 1
+
+
+def test_a_capture_nested_deeper_than_orjson_writes_is_kept() -> None:
+    # orjson reads 1,024 levels and writes 254: the page must still hold such a request's capture.
+    deep = orjson.loads("[" * 1000 + "1" + "]" * 1000)
+    record = {"request_id": "r", "original": {"messages": [{"role": "user", "content": "hi", "extra": deep}]}}
+    encoded = encode_capture(record)
+    assert encoded is not None
+    assert orjson.loads(zlib.decompress(encoded)) == record
