@@ -184,13 +184,16 @@ def _render_entry(entry: Entry) -> Any:
         return entry.parts[0].raw
     message = dict(entry.source)
     content = [p.raw for p in entry.parts if p.kind != CALL]
+    calls = [p.raw for p in entry.parts if p.kind == CALL]
     if all(isinstance(c, str) for c in content):
         # Merged messages join their texts the way a reader would see them: one paragraph each.
         if content:
             message["content"] = "\n\n".join(content)
+        elif message.get("content") not in (None, ""):
+            # Every text was dropped (blank-text-block): the source's must not go out again.
+            message["content"] = None if calls else ""
     else:
         message["content"] = [{"type": "text", "text": c} if isinstance(c, str) else c for c in content]
-    calls = [p.raw for p in entry.parts if p.kind == CALL]
     if calls:
         message["tool_calls"] = calls
     else:
