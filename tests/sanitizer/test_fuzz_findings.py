@@ -1,6 +1,8 @@
-"""Inputs ``bench/fuzz_sanitize.py`` found, kept as they were found (JSON text, mangled by the
-fuzzer): one pass of ``sanitize`` must settle them, as the fuzzer's own check requires. One that
-is not fixed yet is a strict xfail, with what is known of it."""
+"""Inputs ``bench/fuzz_sanitize.py`` found: one pass of ``sanitize`` must settle them, as the
+fuzzer's own check requires. A file is a Responses body kept as it was found (JSON text, mangled
+by the fuzzer), or a minimized one with the format and provider it fails for
+(``{"api", "provider", "body"}``). One that is not fixed yet is a strict xfail, with what is known
+of it."""
 
 from __future__ import annotations
 
@@ -26,7 +28,11 @@ def _cases() -> list[object]:
 
 @pytest.mark.parametrize("path", _cases())
 def test_one_pass_settles_a_fuzzer_finding(path: Path) -> None:
-    body = orjson.loads(path.read_bytes())
-    first = sanitize(body, api="openai-responses")
+    data = orjson.loads(path.read_bytes())
+    if "body" in data and "api" in data:
+        body, api, provider = data["body"], data["api"], data.get("provider")
+    else:
+        body, api, provider = data, "openai-responses", None
+    first = sanitize(body, api=api, provider=provider)
     assert first.repairs
-    assert sanitize(first.body, api="openai-responses").repairs == []
+    assert sanitize(first.body, api=api, provider=provider).repairs == []
