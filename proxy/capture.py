@@ -170,7 +170,7 @@ class CaptureStore:
         On a full disk the oldest captures are evicted to make room and the write is tried once
         more; :class:`DiskFull` when there was nothing to evict or it still did not fit.
         """
-        data = json_bytes.dumps(record, indent=True)
+        data = json_bytes.dumps(record, indent=True, non_str_keys=True)
         if len(data) > self.max_bytes:
             return None
         # Transcripts are the users' conversations: readable by Suture's own user only.

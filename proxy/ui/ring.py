@@ -119,7 +119,7 @@ def encode_capture(record: Mapping[str, Any]) -> bytes | None:
     (orjson's own output buffer can be many times its length).
     """
     try:
-        data = json_bytes.dumps(record, indent=True)
+        data = json_bytes.dumps(record, indent=True, non_str_keys=True)
     except (TypeError, ValueError, RecursionError):
         return None
     return zlib.compress(data, 1)
