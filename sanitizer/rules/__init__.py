@@ -75,6 +75,7 @@ from .oa002_null_content import NullContent
 from .oa003_tool_result_without_id import ToolResultWithoutId
 from .oa004_function_call_without_arguments import FunctionCallWithoutArguments
 from .oa005_function_message_without_name import FunctionMessageWithoutName
+from .oa006_tool_arguments_not_string import ToolArgumentsNotString
 from .pv001_provider_tool_id import ProviderToolId
 from .pv002_user_after_tool import UserAfterTool
 from .pv003_chat_role_runs import ChatRoleRuns
@@ -120,6 +121,7 @@ RULES: tuple[Rule, ...] = (
     FunctionCallWithoutArguments(),
     FunctionMessageWithoutName(),
     LegacyFunctionCall(),
+    ToolArgumentsNotString(),
     NullContent(),
     ToolResultWithoutId(),
     DuplicateToolCall(),

@@ -2,7 +2,9 @@
 
 Check order (OpenAI reports only the first): schema checks in body order (O5 empty
 ``messages``; per message O5 ``tool_calls: []``, O10 a tool call id over 40 characters (OpenAI
-and Azure only; not in the catalogue), O5 empty function name, O11 a legacy ``function_call``
+and Azure only; not in the catalogue), O5 empty function name, O13 a tool call's ``arguments``
+that are an object or an array instead of their JSON text (OpenAI and Azure; not in the
+catalogue), O11 a legacy ``function_call``
 without ``arguments`` (OpenAI and Azure; not in the catalogue), O9 a ``tool`` message
 without ``tool_call_id`` (not in the catalogue: OpenAI's text as ymichael/open-codex#5 quotes it,
 through OpenRouter), O12 a ``function`` message without ``name`` (OpenAI and Azure; not in the
@@ -105,6 +107,11 @@ O11 = "Missing required parameter: 'messages[{n}].function_call.arguments'."
 O9 = "Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'."
 # A legacy function message (the functions API) without the function's name (tmc/langchaingo PR#924).
 O12 = "Missing parameter 'name': messages with role 'function' must have a 'name'."
+# A tool call's arguments replayed as the object (or array) they encode rather than its JSON text: a
+# client that keeps them parsed (aaif-goose/goose-mobile PR#20, OpenAI: "an object"; "an array" is
+# the same check's word for a list, not seen in a report).
+O13 = "Invalid type for 'messages[{n}].tool_calls[{k}].function.arguments': expected a string, but got {kind} instead."
+_JSON_KIND: dict[type, str] = {dict: "an object", list: "an array"}
 O6_PART = "Missing required parameter: 'messages[{n}].content[{k}].type'."
 D1 = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -436,6 +443,11 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
                 param = f"messages[{i}].tool_calls[{k}].function.name"
                 text = O5_NAME.format(n=i, k=k)
                 out.append(violation(provider, "openai.O5", text, i, param=param, code="empty_string"))
+            kind = _JSON_KIND.get(type(call["function"].get("arguments")))
+            if kind is not None and provider in ("openai", "azure"):
+                param = f"messages[{i}].tool_calls[{k}].function.arguments"
+                text = O13.format(n=i, k=k, kind=kind)
+                out.append(violation(provider, "openai.O13", text, i, param=param, code="invalid_type"))
         function_call = msg.raw.get("function_call")
         if (
             provider in ("openai", "azure")

@@ -163,6 +163,12 @@ _CODES = (
         (oc.O12,),
         "tmc/langchaingo PR#924 (not in the catalogue)",
     ),
+    Code(
+        "openai.O13",
+        ("openai", "azure", "openrouter"),
+        (oc.O13,),
+        "aaif-goose/goose-mobile PR#20 (OpenAI) (not in the catalogue)",
+    ),
     *_section(
         "responses",
         3,

@@ -3,8 +3,9 @@
 For each class of broken transcript (null content, a tool message without its id, DeepSeek's
 reasoner, vLLM's chat templates, Groq's string-only roles and message keys, Kimi's and DeepSeek's
 reasoning_content, OpenRouter's upstreams, Azure's and MiniMax's texts, ids over OpenAI's 40
-characters, a legacy function call without arguments, arguments MiniMax cannot parse, DeepSeek's
-string-only assistant content, a function message without its name), the body is sent with the
+characters, a legacy function call without arguments, arguments sent as an object, arguments
+MiniMax cannot parse, DeepSeek's string-only assistant content, a function message without its
+name), the body is sent with the
 official openai SDK straight to the emulator, which answers the provider's own 400, and then
 through a real Suture in front of the same emulator, which repairs it so the answer is a 200.
 
@@ -434,6 +435,33 @@ CASES = [
             "functions": [{"name": "get_weather", "parameters": {"type": "object"}}],
         },
         "Missing required parameter: 'messages[1].function_call.arguments'.",
+    ),
+    # A tool call's arguments replayed as an object, not their JSON text (OA006)
+    Broken(
+        "openai-tool-arguments-as-object",
+        None,
+        {
+            "model": "gpt-4o",
+            "messages": [
+                {"role": "system", "content": "You are a phone assistant."},
+                {"role": "user", "content": "Open the calendar."},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "search", "arguments": {"query": "calendar"}},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "call_1", "content": "opened"},
+                {"role": "user", "content": "Thanks."},
+            ],
+            "tools": TOOLS,
+        },
+        "Invalid type for 'messages[2].tool_calls[0].function.arguments': expected a string, but got an object instead.",
     ),
     Broken(
         "minimax-result-id-not-found",

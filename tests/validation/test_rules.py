@@ -668,6 +668,54 @@ CASES = [
     case(
         OC,
         None,
+        chat(
+            ou(),
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", arguments={"city": "Oslo"})]},  # type: ignore[arg-type]
+            ot("c1"),
+        ),
+        [
+            (
+                "openai.O13",
+                "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string, "
+                "but got an object instead.",
+                1,
+            )
+        ],
+        "oc-O13",
+    ),
+    case(
+        OC,
+        "azure",
+        chat(
+            ou(),
+            {"role": "assistant", "content": None, "tool_calls": [call("c1", arguments=["Oslo"])]},  # type: ignore[arg-type]
+            ot("c1"),
+        ),
+        [
+            (
+                "openai.O13",
+                "Invalid type for 'messages[1].tool_calls[0].function.arguments': expected a string, "
+                "but got an array instead.",
+                1,
+            )
+        ],
+        "az-O13-array",
+    ),
+    # Mistral takes arguments as an object (its own SDK sends them so): not O13's to report.
+    case(
+        OC,
+        "mistral",
+        chat(
+            ou(),
+            {"role": "assistant", "content": None, "tool_calls": [call("abcDEF123", arguments={"city": "Oslo"})]},  # type: ignore[arg-type]
+            ot("abcDEF123"),
+        ),
+        [],
+        "mi-object-arguments",
+    ),
+    case(
+        OC,
+        None,
         chat(ou(), {"role": "function", "content": "found"}),
         [("openai.O12", "Missing parameter 'name': messages with role 'function' must have a 'name'.", 1)],
         "oc-O12",
