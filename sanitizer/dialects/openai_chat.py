@@ -14,9 +14,6 @@ _ROLE_SET = frozenset(ROLES)
 _PLAIN_ROLES = frozenset(("system", "developer", "user"))
 
 
-_PARSED = (dict, list)
-
-
 class OpenAIChat(Dialect):
     api = "openai-chat"
     result_role = "tool"
@@ -73,9 +70,8 @@ class OpenAIChat(Dialect):
                         call_id = call["id"]
                         if type(call_id) is not str or call_id in calls_seen:
                             return False
-                        function = call.get("function")
-                        if type(function) is dict and type(function.get("arguments")) in _PARSED:
-                            return False  # arguments sent parsed, not as their JSON text
+                        if type(call["function"]["arguments"]) is not str:
+                            return False  # arguments sent parsed (or not at all): the careful path
                         calls_seen.add(call_id)
                         pending.add(call_id)
                 elif role not in _PLAIN_ROLES:
