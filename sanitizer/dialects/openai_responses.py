@@ -162,6 +162,8 @@ class OpenAIResponses(Dialect):
                     pending.discard(answered)
                 elif not in_chain:
                     return False
+            elif kind == "tool_search_call" and type(item.get("arguments")) is str:
+                return False  # arguments sent as text: tool-search-arguments-not-object
             elif pending or kind == "reasoning" or kind == "item_reference":
                 # Reasoning items, references to stored items and calls still waiting for outputs
                 # take the careful path.

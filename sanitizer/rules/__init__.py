@@ -98,6 +98,7 @@ from .rs007_reasoning_without_summary import ReasoningWithoutSummary
 from .rs008_reasoning_without_id import ReasoningWithoutId
 from .rs009_answer_after_its_calls import AnswerAfterItsCalls
 from .rs010_reasoning_without_answer import ReasoningWithoutAnswer
+from .rs011_tool_search_arguments_not_object import ToolSearchArgumentsNotObject
 from .tp001_orphan_tool_call import OrphanToolCall
 from .tp002_interposed_message import InterposedMessage
 from .tp003_misplaced_tool_result import MisplacedToolResult
@@ -113,6 +114,7 @@ RULES: tuple[Rule, ...] = (
     InvalidItemId(),
     ReasoningWithoutId(),
     ReasoningWithoutSummary(),
+    ToolSearchArgumentsNotObject(),
     UnstoredItem(),
     DuplicateItemId(),
     ForeignOutputId(),

@@ -80,7 +80,7 @@ class ProviderToolId(Rule):
         pattern = _PATTERNS[_bound_for(ctx)]
         if pattern is _AT_MOST_40:
             return all(type(ident) is str and len(ident) <= 40 for ident in _call_ids(body, ctx.api))
-        return all(pattern.match(ident) for ident in _call_ids(body, ctx.api))
+        return all(type(ident) is str and pattern.match(ident) for ident in _call_ids(body, ctx.api))
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         provider = _bound_for(ctx)
@@ -116,7 +116,8 @@ def _call_ids(body: dict[str, Any], api: str) -> Iterator[Any]:
     if api == "openai-responses":
         # Calls and outputs are items of their own, each with its call_id.
         for item in body["input"] if type(body.get("input")) is list else ():
-            if type(item) is dict and "call_id" in item:
+            # A server-run tool search has a null call_id: no call to rename.
+            if type(item) is dict and item.get("call_id") is not None:
                 yield item["call_id"]
         return
     for message in body["messages"]:

@@ -208,6 +208,12 @@ _CODES = (
         "openai/openai-agents-python#2293, openai/openai-cs-agents-demo#34 (not in the catalogue)",
     ),
     Code(
+        "responses.R13",
+        _RESPONSES,
+        (rs.R13,),
+        "Wei-Shaw/sub2api#3818 (OpenAI, Codex desktop through a relay) (not in the catalogue)",
+    ),
+    Code(
         "gemini.G1",
         _GEMINI,
         (gm.G1,),

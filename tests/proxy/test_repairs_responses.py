@@ -2,7 +2,7 @@
 
 Each broken body goes first straight to the strict emulator with the official SDK, which answers
 the provider's own error text; then through Suture in front of the same emulator, which repairs
-it (rules RS001-RS007, TP004's fold) and gets a 200. What reached the emulator is read back from
+it (rules RS001-RS011, TP004's fold) and gets a 200. What reached the emulator is read back from
 its record, so the test sees the repaired body itself.
 """
 
@@ -263,6 +263,32 @@ CASES = [
         "Item 'msg_1' of type 'message' was provided without its required 'reasoning' item: 'rs_1'.",
     ),
     Broken(
+        # Wei-Shaw/sub2api#3818: a relay stringified a hosted tool search call's arguments.
+        "RS011-tool-search-arguments-not-object",
+        {
+            "model": "gpt-5.4",
+            "input": [
+                user("weather?"),
+                {
+                    "type": "tool_search_call",
+                    "id": "tsc_1",
+                    "execution": "server",
+                    "status": "completed",
+                    "arguments": '{"query":"weather forecast"}',
+                },
+                {
+                    "type": "tool_search_output",
+                    "id": "tso_1",
+                    "execution": "server",
+                    "status": "completed",
+                    "tools": [],
+                },
+                user(NEXT),
+            ],
+        },
+        "Invalid type for 'input[1].arguments': expected an object, but got a string instead.",
+    ),
+    Broken(
         "TP004-orphan-output-folded",
         {"model": "gpt-4.1", "input": [user("weather?"), output("call_gone"), user(NEXT)]},
         "No tool call found for function call output with call_id call_gone.",
@@ -292,6 +318,16 @@ def test_rejected_directly_and_repaired_through_suture(stack: Stack, case: Broke
     assert "weather?" in text and NEXT in text
     if any(i.get("type") == "function_call_output" for i in case.body["input"]):
         assert OUTPUT in text
+
+
+def test_a_tool_search_call_goes_on_with_its_arguments_as_an_object(stack: Stack) -> None:
+    (case,) = [c for c in CASES if c.name == "RS011-tool-search-arguments-not-object"]
+    with stack.openai(direct=False) as client:
+        raw = client.responses.with_raw_response.create(**case.body)
+        assert raw.headers["x-suture-repairs"] == "1"
+    forwarded = stack.forwarded()["input"]
+    assert forwarded[1] == {**case.body["input"][1], "arguments": {"query": "weather forecast"}}
+    assert forwarded[2:] == case.body["input"][2:]
 
 
 def test_an_answer_goes_back_before_the_calls_of_its_response(stack: Stack) -> None:

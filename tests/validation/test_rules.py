@@ -1000,6 +1000,30 @@ CASES = [
     case(
         RS,
         None,
+        responses(
+            ri_msg("user", "hi"),
+            {"type": "tool_search_call", "id": "tsc_1", "execution": "server", "arguments": '{"query":"x"}'},
+            ri_msg("user", "x"),
+        ),
+        [("responses.R13", "Invalid type for 'input[1].arguments': expected an object, but got a string instead.", 1)],
+        "rs-R13",
+    ),
+    # A function call's arguments are text by definition; a tool search call's object is its own.
+    case(
+        RS,
+        None,
+        responses(
+            ri_msg("user", "hi"),
+            {"type": "tool_search_call", "id": "tsc_1", "execution": "server", "arguments": {"query": "x"}},
+            ri_call("c1"),
+            ri_out("c1"),
+        ),
+        [],
+        "rs-valid-tool-search-object",
+    ),
+    case(
+        RS,
+        None,
         responses(ri_msg("user", "hi"), ri_call("c1"), ri_msg("user", "x")),
         [("responses.R1", "No tool output found for function call c1.", 1)],
         "rs-R1",
