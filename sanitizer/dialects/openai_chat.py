@@ -70,8 +70,10 @@ class OpenAIChat(Dialect):
                         call_id = call["id"]
                         if type(call_id) is not str or call_id in calls_seen:
                             return False
-                        if type(call["function"]["arguments"]) is not str:
-                            return False  # arguments sent parsed (or not at all): the careful path
+                        function = call["function"]
+                        if type(function["arguments"]) is not str or function["name"] == "":
+                            # Arguments sent parsed (or not at all), a name lost: the careful path.
+                            return False
                         calls_seen.add(call_id)
                         pending.add(call_id)
                 elif role not in _PLAIN_ROLES:

@@ -150,6 +150,8 @@ class OpenAIResponses(Dialect):
                 call_id = item.get("call_id")
                 if previous in _OUTPUTS or type(call_id) is not str or not call_id or call_id in seen:
                     return False
+                if item.get("name") == "":
+                    return False  # a name lost on the way: unnamed-tool-call
                 if ids_need_reasoning and ident is not None:
                     return False
                 seen.add(call_id)

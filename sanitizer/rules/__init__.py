@@ -76,6 +76,7 @@ from .oa003_tool_result_without_id import ToolResultWithoutId
 from .oa004_function_call_without_arguments import FunctionCallWithoutArguments
 from .oa005_function_message_without_name import FunctionMessageWithoutName
 from .oa006_tool_arguments_not_string import ToolArgumentsNotString
+from .oa007_unnamed_tool_call import UnnamedToolCall
 from .pv001_provider_tool_id import ProviderToolId
 from .pv002_user_after_tool import UserAfterTool
 from .pv003_chat_role_runs import ChatRoleRuns
@@ -124,6 +125,7 @@ RULES: tuple[Rule, ...] = (
     FunctionMessageWithoutName(),
     LegacyFunctionCall(),
     ToolArgumentsNotString(),
+    UnnamedToolCall(),
     NullContent(),
     ToolResultWithoutId(),
     DuplicateToolCall(),

@@ -214,6 +214,12 @@ _CODES = (
         "Wei-Shaw/sub2api#3818 (OpenAI, Codex desktop through a relay) (not in the catalogue)",
     ),
     Code(
+        "responses.R14",
+        _RESPONSES,
+        (rs.R14,),
+        "Wei-Shaw/sub2api#3818, a comment (OpenAI, through a relay) (not in the catalogue)",
+    ),
+    Code(
         "gemini.G1",
         _GEMINI,
         (gm.G1,),

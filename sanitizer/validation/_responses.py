@@ -5,20 +5,21 @@ empty, or with characters other than letters, digits, ``_`` and ``-``), else R12
 the prefix OpenAI gives that kind of item: ``msg``, ``fc``, ``rs``), else, on Azure, R11 (a
 reasoning item without an ``id``, which OpenAI takes with its encrypted content and Azure does
 not); R7 (an empty ``call_id``), R9 (a reasoning item without ``summary``, which OpenAI requires
-even when empty), R13 (a ``tool_search_call`` whose ``arguments`` are text, not an object). Then
-R6 (duplicate item ``id``, at the second occurrence), R5 (with ``store: false``, items only the
-server's store could resolve: reasoning without ``encrypted_content`` and ``item_reference``
-items; HTTP 404, 400 on Azure), then the pairing and reasoning checks
+even when empty), R14 (a call with an empty ``name``), R13 (a ``tool_search_call`` whose
+``arguments`` are text, not an object). Then R6 (duplicate item ``id``, at the second
+occurrence), R5 (with ``store: false``, items only the server's store could resolve: reasoning
+without ``encrypted_content`` and ``item_reference`` items; HTTP 404, 400 on Azure), then the
+pairing and reasoning checks
 sorted by item index: R2 (an output whose call is not earlier in the input), R1 (a call with no
 output after it), R3 (a reasoning item not followed by the item it produced), R4 (a function
 call replayed with its ``fc_`` item id but without its reasoning item).
 
-R9 to R13 are not in the catalogue. R9: AAswordman/Operit#797 (OpenAI),
+R9 to R14 are not in the catalogue. R9: AAswordman/Operit#797 (OpenAI),
 microsoft/agent-framework-go#783 (Azure), GizClaw/flowcraft PR#528. R10:
 microsoft/agent-framework-go#783 (Azure), anomalyco/opencode#25065, stacklok/mecatl#406. R11:
 openai/codex#3451 (Azure; OpenAI takes it: openai/codex PR#3528). R12:
 openai/openai-agents-python#2293, openai/openai-cs-agents-demo#34 (the Agents SDK's
-``__fake_id__``). R13: Wei-Shaw/sub2api#3818.
+``__fake_id__``). R13, R14: Wei-Shaw/sub2api#3818.
 
 R1 and R2 match by ``call_id``, as OpenAI does, not by position. An output that carries an item
 ``id`` which is not an output item id (``fco_...``, ``ctco_...``; a client that copied the call id
@@ -83,6 +84,10 @@ R12 = "Invalid 'input[{n}].id': '{id}'. Expected an ID that begins with '{prefix
 # OpenAI takes only as an object (Wei-Shaw/sub2api#3818: Codex desktop through a relay that
 # stringified them; a function_call's are text).
 R13 = "Invalid type for 'input[{n}].arguments': expected an object, but got a string instead."
+# A call replayed with an empty name (Wei-Shaw/sub2api#3818, in a comment: a relay's conversion).
+R14 = (
+    "Invalid 'input[{n}].name': empty string. Expected a string with minimum length 1, but got an empty string instead."
+)
 
 _CALLS = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 _OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
@@ -129,6 +134,9 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             out.append(
                 violation(provider, "responses.R9", R9.format(n=n), n, param=param, code="missing_required_parameter")
             )
+        if kind in _CALLS and d.get("name") == "":
+            param = f"input[{n}].name"
+            out.append(violation(provider, "responses.R14", R14.format(n=n), n, param=param, code="empty_string"))
         if kind == "tool_search_call" and isinstance(d.get("arguments"), str):
             param = f"input[{n}].arguments"
             out.append(violation(provider, "responses.R13", R13.format(n=n), n, param=param, code="invalid_type"))

@@ -2,7 +2,7 @@
 
 Each broken body goes first straight to the strict emulator with the official SDK, which answers
 the provider's own error text; then through Suture in front of the same emulator, which repairs
-it (rules RS001-RS011, TP004's fold) and gets a 200. What reached the emulator is read back from
+it (rules RS001-RS011, OA007, TP004's fold) and gets a 200. What reached the emulator is read back from
 its record, so the test sees the repaired body itself.
 """
 
@@ -287,6 +287,12 @@ CASES = [
             ],
         },
         "Invalid type for 'input[1].arguments': expected an object, but got a string instead.",
+    ),
+    Broken(
+        # Wei-Shaw/sub2api#3818 (a comment): a relay lost a call's name.
+        "OA007-unnamed-tool-call",
+        {"model": "gpt-4.1", "input": [user("weather?"), call("call_1", name=""), output("call_1"), user(NEXT)]},
+        "Invalid 'input[1].name': empty string. Expected a string with minimum length 1, but got an empty string instead.",
     ),
     Broken(
         "TP004-orphan-output-folded",

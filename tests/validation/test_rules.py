@@ -1008,6 +1008,20 @@ CASES = [
         [("responses.R13", "Invalid type for 'input[1].arguments': expected an object, but got a string instead.", 1)],
         "rs-R13",
     ),
+    case(
+        RS,
+        None,
+        responses(ri_msg("user", "hi"), ri_call("c1", name=""), ri_out("c1")),
+        [
+            (
+                "responses.R14",
+                "Invalid 'input[1].name': empty string. Expected a string with minimum length 1, "
+                "but got an empty string instead.",
+                1,
+            )
+        ],
+        "rs-R14",
+    ),
     # A function call's arguments are text by definition; a tool search call's object is its own.
     case(
         RS,
