@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, SERVER_CALL, SERVER_RESULT, TEXT, THINKING, Entry, Part, Transcript
+from .._media import mislabelled
 from ._base import Dialect
 from ._shape import messages_of, require_id, require_object, require_sides, type_name
 
@@ -66,7 +67,15 @@ class AnthropicMessages(Dialect):
                             if result_id not in pending:
                                 return False
                             pending.discard(result_id)
-                        elif pending or kind not in _PLAIN_USER_BLOCKS or (kind == "text" and _blank(block)):
+                            nested = block.get("content")
+                            if type(nested) is list and any(mislabelled(part) for part in nested):
+                                return False
+                        elif (
+                            pending
+                            or kind not in _PLAIN_USER_BLOCKS
+                            or (kind == "text" and _blank(block))
+                            or (kind == "image" and mislabelled(block))
+                        ):
                             return False
                 elif role == "assistant":
                     if pending:

@@ -54,6 +54,7 @@ from .an016_final_thinking import FinalThinking
 from .an017_thinking_only_turn import ThinkingOnlyTurn
 from .an018_blank_system_text import BlankSystemText
 from .an019_unsigned_thinking import UnsignedThinking
+from .an020_image_media_type import ImageMediaType
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -152,6 +153,7 @@ RULES: tuple[Rule, ...] = (
     CallIdWithoutReasoning(),
     PartWithoutData(),
     BlankTextBlock(),
+    ImageMediaType(),
     EmptyMessage(),
     UnsupportedPrefill(),
     MissingReasoningContent(),

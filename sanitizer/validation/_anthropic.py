@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import SanitizeError
+from .._media import mislabelled
 from ._envelope import violation
 from ._openai_chat import D3_ANTHROPIC, deepseek_thinks
 from ._shape import as_dict, as_list, as_str, body_dict, required_list
@@ -132,6 +133,13 @@ A17 = "This model does not support assistant message prefill. The conversation m
 A18 = "messages.{n}.content.{m}.tool_use.input: Input should be a valid dictionary"
 A19 = "tools: Tool names must be unique."
 A20 = "messages: at least one message is required"
+# An image whose bytes are another type than its media_type says: llxprt-code#2130 (2026, this
+# wording, in a tool result), anthropics/claude-code#6300 and #15746 (2025: "...base64.data: Image
+# does not match the provided media type image/png").
+A21 = (
+    "messages.{n}.content.{m}.{where}image.source.base64: The image was specified using the {declared} "
+    "media type, but the image appears to be a {actual} image"
+)
 TOOLS_REQUIRED = "Requests which include `tool_use` or `tool_result` blocks must define tools."
 # Reported by goose (PEERS.md section 0) without a path prefix; kept as reported.
 DUPLICATE_RESULT = "each tool_use must have a single result. Found multiple tool_result blocks with id: {id}"
@@ -190,6 +198,8 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     _tool_names(b, out)
     _system_texts(b.get("system"), out)
     _texts(parsed, out)
+    if provider in _SIGNED:
+        _images(parsed, out)
     role, content = parsed[last]
     if role == "assistant":
         tail = content if isinstance(content, str) else _last_text(content)
@@ -337,6 +347,22 @@ def _texts(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> N
             if block["type"] == "tool_result" and isinstance(nested, list):
                 for part in nested:
                     _text_block(part, i, out, False)
+
+
+def _images(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out) -> None:
+    for i, (_, content) in enumerate(parsed):
+        if isinstance(content, str):
+            continue
+        for j, block in enumerate(content):
+            nested = block.get("content") if block["type"] == "tool_result" else None
+            found = [("", block)] if block["type"] == "image" else []
+            if isinstance(nested, list):
+                found += [(f"tool_result.content.{k}.", part) for k, part in enumerate(nested)]
+            for where, image in found:
+                wrong = mislabelled(image)
+                if wrong is not None:
+                    text = A21.format(n=i, m=j, where=where, declared=wrong[0], actual=wrong[1])
+                    out.add("A21", text, i)
 
 
 def _final_assistant_run(roles: list[str]) -> int:

@@ -122,6 +122,13 @@ _CODES = (
         "anomalyco/opencode#35101, agentjido/req_llm#711 (not in the catalogue)",
     ),
     Code(
+        "anthropic.A21",
+        ("anthropic", "bedrock", "vertex"),
+        (an.A21,),
+        "vybestack/llxprt-code#2130 (2026 wording), anthropics/claude-code#6300, #15746 (2025 wording) "
+        "(not in the catalogue)",
+    ),
+    Code(
         "anthropic.thinking-signature",
         ("anthropic", "bedrock", "vertex"),
         (an.THINKING_SIGNATURE,),

@@ -491,3 +491,41 @@ def test_thinking_in_the_final_message_with_thinking_disabled_is_continued(stack
     assert repairs == 1
     assert forwarded["messages"][:2] == body["messages"]
     assert [m["role"] for m in forwarded["messages"]] == ["user", "assistant", "user"]
+
+
+# --- An image whose bytes are another type than its label --------------------------------------
+
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_an_image_labelled_with_another_type_than_its_bytes_is_relabelled(stack: Stack, stream: bool) -> None:
+    screenshot = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": PNG_1X1}}
+    body = {
+        "model": MODEL,
+        "max_tokens": 64,
+        "tools": TOOLS,
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": [tool_use("toolu_01Shot", {"city": "Paris"})]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_01Shot",
+                        "content": [{"type": "text", "text": "map"}, screenshot],
+                    }
+                ],
+            },
+        ],
+    }
+    assert stack.rejected(body) == (
+        "messages.2.content.0.tool_result.content.1.image.source.base64: The image was specified using the "
+        "image/jpeg media type, but the image appears to be a image/png image"
+    )
+
+    repairs, forwarded = stack.accepted(body, stream=stream)
+    assert repairs == 1
+    image = forwarded["messages"][2]["content"][0]["content"][1]
+    assert image == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1}}

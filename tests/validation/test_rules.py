@@ -86,6 +86,7 @@ def case(api: str, provider: str | None, body: Any, expected: Expected, name: st
 
 
 AN = "anthropic-messages"
+PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 OC = "openai-chat"
 RS = "openai-responses"
 GE = "gemini"
@@ -486,6 +487,38 @@ CASES = [
         "an-A19",
     ),
     case(AN, None, anthropic(), [("anthropic.A20", "messages: at least one message is required", None)], "an-A20"),
+    case(
+        AN,
+        None,
+        anthropic(
+            au(
+                {"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": PNG_1X1}},
+                {"type": "text", "text": "look"},
+            )
+        ),
+        [
+            (
+                "anthropic.A21",
+                "messages.0.content.0.image.source.base64: The image was specified using the image/gif media type, "
+                "but the image appears to be a image/png image",
+                0,
+            )
+        ],
+        "an-A21",
+    ),
+    # Bytes of no type Anthropic takes are not this check's to name.
+    case(
+        AN,
+        None,
+        anthropic(
+            au(
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAAAAAAAAAAAAAA"}},
+                {"type": "text", "text": "x"},
+            )
+        ),
+        [],
+        "an-valid-unknown-image-bytes",
+    ),
     case(
         AN,
         None,
