@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._errors import SanitizeError
@@ -12,6 +13,12 @@ from ._shape import messages_of, require_id, require_object, type_name
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _ROLE_SET = frozenset(ROLES)
 _PLAIN_ROLES = frozenset(("system", "developer", "user"))
+NAME = re.compile(r"[a-zA-Z0-9_-]+")
+"""What OpenAI accepts as a participant's or a called function's name (its '^[a-zA-Z0-9_-]+$')."""
+
+
+def _refused_name(name: Any) -> bool:
+    return type(name) is str and name != "" and NAME.fullmatch(name) is None
 
 
 class OpenAIChat(Dialect):
@@ -24,12 +31,21 @@ class OpenAIChat(Dialect):
             return False
         pending: set[str] = set()
         calls_seen: set[str] = set()
+        # Names already matched against OpenAI's pattern: a transcript repeats a few (its tools'),
+        # and a set lookup costs less than the pattern.
+        names_ok: set[Any] = set()
         # Subscripts in a try block instead of type tests per message: a message or call that is
         # not an object, a required field missing, an id or role that cannot be hashed, all fall
         # to the except clause, for parse() to reject or the rules to repair.
         try:
             for message in messages:
                 role = message["role"]
+                if "name" in message:
+                    name = message["name"]
+                    if name not in names_ok:
+                        if type(name) is str and name and NAME.fullmatch(name) is None:
+                            return False
+                        names_ok.add(name)
                 if role == "tool":
                     # pending holds strings only, so membership also checks the id's type.
                     call_id = message["tool_call_id"]
@@ -57,7 +73,9 @@ class OpenAIChat(Dialect):
                         # The legacy functions API: rare, so asked only when the key is there.
                         function_call = message["function_call"]
                         if function_call is not None and (
-                            type(function_call) is not dict or "arguments" not in function_call
+                            type(function_call) is not dict
+                            or "arguments" not in function_call
+                            or _refused_name(function_call.get("name"))
                         ):
                             return False
                     if tool_calls is None:
@@ -71,9 +89,15 @@ class OpenAIChat(Dialect):
                         if type(call_id) is not str or call_id in calls_seen:
                             return False
                         function = call["function"]
-                        if type(function["arguments"]) is not str or function["name"] == "":
-                            # Arguments sent parsed (or not at all), a name lost: the careful path.
+                        if type(function["arguments"]) is not str:
+                            # Arguments sent parsed (or not at all): the careful path.
                             return False
+                        name = function["name"]
+                        if name not in names_ok:
+                            # A name lost ("") or with characters OpenAI refuses: the careful path.
+                            if type(name) is str and NAME.fullmatch(name) is None:
+                                return False
+                            names_ok.add(name)
                         calls_seen.add(call_id)
                         pending.add(call_id)
                 elif role not in _PLAIN_ROLES:

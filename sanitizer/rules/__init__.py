@@ -78,6 +78,7 @@ from .oa004_function_call_without_arguments import FunctionCallWithoutArguments
 from .oa005_function_message_without_name import FunctionMessageWithoutName
 from .oa006_tool_arguments_not_string import ToolArgumentsNotString
 from .oa007_unnamed_tool_call import UnnamedToolCall
+from .oa008_invalid_name_characters import InvalidNameCharacters
 from .pv001_provider_tool_id import ProviderToolId
 from .pv002_user_after_tool import UserAfterTool
 from .pv003_chat_role_runs import ChatRoleRuns
@@ -127,6 +128,7 @@ RULES: tuple[Rule, ...] = (
     LegacyFunctionCall(),
     ToolArgumentsNotString(),
     UnnamedToolCall(),
+    InvalidNameCharacters(),
     NullContent(),
     ToolResultWithoutId(),
     DuplicateToolCall(),

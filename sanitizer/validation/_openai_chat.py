@@ -1,8 +1,10 @@
 """OpenAI Chat Completions rules (section 2) and the OpenAI-compatible providers (sections 6-8).
 
 Check order (OpenAI reports only the first): schema checks in body order (O5 empty
-``messages``; per message O5 ``tool_calls: []``, O10 a tool call id over 40 characters (OpenAI
-and Azure only; not in the catalogue), O5 empty function name, O13 a tool call's ``arguments``
+``messages``; per message O14 a ``name`` with characters outside ``^[a-zA-Z0-9_-]+$`` (OpenAI
+and Azure; not in the catalogue), O5 ``tool_calls: []``, O10 a tool call id over 40 characters
+(OpenAI and Azure only; not in the catalogue), O5 empty function name or O14 one with characters
+outside the pattern, O13 a tool call's ``arguments``
 that are an object or an array instead of their JSON text (OpenAI and Azure; not in the
 catalogue), O11 a legacy ``function_call``
 without ``arguments`` (OpenAI and Azure; not in the catalogue), O9 a ``tool`` message
@@ -112,6 +114,23 @@ O12 = "Missing parameter 'name': messages with role 'function' must have a 'name
 # the same check's word for a list, not seen in a report).
 O13 = "Invalid type for 'messages[{n}].tool_calls[{k}].function.arguments': expected a string, but got {kind} instead."
 _JSON_KIND: dict[type, str] = {dict: "an object", list: "an array"}
+# A participant's name, or a replayed call's function name, with characters outside OpenAI's
+# pattern (FlowiseAI/Flowise#2948: a message's name; mcp-use/mcp-use#90: a call in the history).
+O14_NAME = (
+    "Invalid 'messages[{n}].name': string does not match pattern. "
+    "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+)
+O14_CALL = (
+    "Invalid 'messages[{n}].tool_calls[{k}].function.name': string does not match pattern. "
+    "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+)
+_NAME = re.compile(r"[a-zA-Z0-9_-]+")
+
+
+def _refused_name(name: Any) -> bool:
+    return isinstance(name, str) and name != "" and _NAME.fullmatch(name) is None
+
+
 O6_PART = "Missing required parameter: 'messages[{n}].content[{k}].type'."
 D1 = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -430,6 +449,9 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
     if not messages:
         return [violation(provider, "openai.O5", O5_MESSAGES, None, param="messages", code="empty_array")]
     for i, msg in enumerate(messages):
+        if provider in ("openai", "azure") and _refused_name(msg.raw.get("name")):
+            param = f"messages[{i}].name"
+            out.append(violation(provider, "openai.O14", O14_NAME.format(n=i), i, param=param, code="invalid_value"))
         tool_calls = msg.raw.get("tool_calls")
         if tool_calls == []:
             param = f"messages[{i}].tool_calls"
@@ -443,6 +465,10 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
                 param = f"messages[{i}].tool_calls[{k}].function.name"
                 text = O5_NAME.format(n=i, k=k)
                 out.append(violation(provider, "openai.O5", text, i, param=param, code="empty_string"))
+            elif provider in ("openai", "azure") and _refused_name(call["function"]["name"]):
+                param = f"messages[{i}].tool_calls[{k}].function.name"
+                text = O14_CALL.format(n=i, k=k)
+                out.append(violation(provider, "openai.O14", text, i, param=param, code="invalid_value"))
             kind = _JSON_KIND.get(type(call["function"].get("arguments")))
             if kind is not None and provider in ("openai", "azure"):
                 param = f"messages[{i}].tool_calls[{k}].function.arguments"

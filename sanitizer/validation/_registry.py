@@ -176,6 +176,12 @@ _CODES = (
         (oc.O13,),
         "aaif-goose/goose-mobile PR#20 (OpenAI) (not in the catalogue)",
     ),
+    Code(
+        "openai.O14",
+        ("openai", "azure", "openrouter"),
+        (oc.O14_NAME, oc.O14_CALL),
+        "FlowiseAI/Flowise#2948 (a message's name), mcp-use/mcp-use#90 (a call's name) (not in the catalogue)",
+    ),
     *_section(
         "responses",
         3,

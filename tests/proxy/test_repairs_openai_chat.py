@@ -463,6 +463,36 @@ CASES = [
         },
         "Invalid type for 'messages[2].tool_calls[0].function.arguments': expected a string, but got an object instead.",
     ),
+    # A participant's name as a user typed it (OA008; FlowiseAI/Flowise#2948)
+    Broken(
+        "openai-participant-name-with-space",
+        None,
+        {
+            "model": "gpt-4o-mini",
+            "messages": [
+                {"role": "system", "content": "You are the shop's support agent."},
+                {"role": "user", "name": "Paulo Seze", "content": "Where is my lamp?"},
+            ],
+        },
+        "Invalid 'messages[1].name': string does not match pattern. "
+        "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+    ),
+    # A call in the history named with a dot, as the model made it up (OA008; mcp-use/mcp-use#90)
+    Broken(
+        "azure-history-call-name-with-dot",
+        "azure",
+        {
+            "model": "azure-gpt-4o",
+            "tools": TOOLS,
+            "messages": [
+                {"role": "user", "content": "What is the request rate?"},
+                {"role": "assistant", "content": None, "tool_calls": [call("call_7", name="prometheus.execute_query")]},
+                {"role": "tool", "tool_call_id": "call_7", "content": "prometheus.execute_query is not a valid tool"},
+            ],
+        },
+        "Invalid 'messages[1].tool_calls[0].function.name': string does not match pattern. "
+        "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+    ),
     Broken(
         "minimax-result-id-not-found",
         "minimax",

@@ -181,6 +181,7 @@ def test_log_lines_cannot_be_forged_with_newlines(faulty: FaultyUpstream) -> Non
     access = [r for r in records if r["logger"] == "suture.access"]
     assert any("\r\n" in r["path"] and "forged" in r["path"] for r in access)  # kept, escaped, in its field
     repairs = [r for r in records if r["logger"] == "suture.repair" and r["event"] == "repair"]
-    # Two per broken request: the id, over OpenAI's 40 characters, is shortened; its call is answered.
-    assert len(repairs) == 4 and all("\n" in r["tool_call_id"] for r in repairs)
+    # Three per broken request: the id, over OpenAI's 40 characters, is shortened; the name, with
+    # characters OpenAI refuses, is renamed; the call is answered.
+    assert len(repairs) == 6 and all("\n" in r["tool_call_id"] for r in repairs)
     assert process.returncode == 0

@@ -753,6 +753,43 @@ CASES = [
         [("openai.O12", "Missing parameter 'name': messages with role 'function' must have a 'name'.", 1)],
         "oc-O12",
     ),
+    # A name outside OpenAI's pattern: a participant's (FlowiseAI/Flowise#2948), a replayed call's
+    # (mcp-use/mcp-use#90); an empty call name is O5's, a valid one nobody's.
+    case(
+        OC,
+        None,
+        chat(osys(), {"role": "user", "name": "Paulo Seze", "content": "hi"}),
+        [
+            (
+                "openai.O14",
+                "Invalid 'messages[1].name': string does not match pattern. "
+                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                1,
+            )
+        ],
+        "oc-O14-message-name",
+    ),
+    case(
+        OC,
+        "azure",
+        chat(ou(), {"role": "assistant", "content": None, "tool_calls": [call("c1", name="files.read")]}, ot("c1")),
+        [
+            (
+                "openai.O14",
+                "Invalid 'messages[1].tool_calls[0].function.name': string does not match pattern. "
+                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                1,
+            )
+        ],
+        "az-O14-call-name",
+    ),
+    case(
+        OC,
+        None,
+        chat({"role": "user", "name": "paulo_seze-2", "content": "hi"}, oa(None, "c1"), ot("c1")),
+        [],
+        "oc-O14-valid-names",
+    ),
     # MiniMax
     case(
         OC,
