@@ -60,43 +60,50 @@ class InvalidNameCharacters(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("openai.O14",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        # A transcript calls a few tools many times: each name is matched once.
+        fine: set[str] = set()
         for entry in transcript.entries:
             named = entry.source.get("name")
-            if _refused(named):
-                renamed = allowed_name(named)
-                entry.source = {**entry.source, "name": renamed}
-                # A tool message is rendered from its result part once another rule touches it.
-                self._rename_result(entry, renamed)
-                answered = entry.parts[0].call_id if entry.role == "tool" and entry.parts else None
-                detail = _detail(f"the {entry.role} message's name", named, renamed)
-                ctx.report(self, "renamed", entry, answered, detail)
-            legacy = entry.source.get("function_call") if entry.role == "assistant" else None
+            if type(named) is str and named not in fine:
+                if _refused(named):
+                    self._rename_message(entry, named, ctx)
+                else:
+                    fine.add(named)
+            if entry.role != "assistant":
+                continue
+            legacy = entry.source.get("function_call")
             if isinstance(legacy, dict) and _refused(legacy.get("name")):
                 called = legacy["name"]
                 renamed = allowed_name(called)
                 entry.source = {**entry.source, "function_call": {**legacy, "name": renamed}}
                 ctx.report(self, "renamed", entry, None, _detail("the function call's name", called, renamed))
             for n, part in enumerate(entry.parts):
-                if part.kind == CALL:
-                    self._rename_call(entry, n, part, ctx)
+                if part.kind != CALL:
+                    continue
+                function = part.raw.get("function")
+                called = function.get("name") if isinstance(function, dict) else None
+                if type(called) is not str or called in fine:
+                    continue
+                if not _refused(called):
+                    fine.add(called)
+                    continue
+                renamed = allowed_name(called)
+                entry.parts[n] = Part(
+                    CALL, {**part.raw, "function": {**function, "name": renamed}}, part.call_id, renamed
+                )
+                entry.dirty = True
+                ctx.report(self, "renamed", entry, part.call_id, _detail("the tool call's name", called, renamed))
 
-    @staticmethod
-    def _rename_result(entry: Entry, renamed: str) -> None:
+    def _rename_message(self, entry: Entry, named: str, ctx: Context) -> None:
+        renamed = allowed_name(named)
+        entry.source = {**entry.source, "name": renamed}
+        # A tool message is rendered from its result part once another rule touches it.
         for n, part in enumerate(entry.parts):
             raw = part.raw
             if isinstance(raw, dict) and raw.get("role") == "tool" and "name" in raw:
                 entry.parts[n] = Part(part.kind, {**raw, "name": renamed}, part.call_id, part.name)
-
-    def _rename_call(self, entry: Entry, n: int, part: Part, ctx: Context) -> None:
-        raw: dict[str, Any] = part.raw
-        function = raw.get("function")
-        if not isinstance(function, dict) or not _refused(function.get("name")):
-            return
-        named = function["name"]
-        renamed = allowed_name(named)
-        entry.parts[n] = Part(CALL, {**raw, "function": {**function, "name": renamed}}, part.call_id, renamed)
-        entry.dirty = True
-        ctx.report(self, "renamed", entry, part.call_id, _detail("the tool call's name", named, renamed))
+        answered = entry.parts[0].call_id if entry.role == "tool" and entry.parts else None
+        ctx.report(self, "renamed", entry, answered, _detail(f"the {entry.role} message's name", named, renamed))
 
 
 def _refused(name: Any) -> TypeGuard[str]:
