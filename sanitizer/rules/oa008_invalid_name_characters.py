@@ -49,7 +49,9 @@ class InvalidNameCharacters(Rule):
         arguments and result are untouched, and a tool or function message that repeats the
         call's name is renamed alike. Names that are empty (unnamed-tool-call's) or not
         strings are left as they are, and so are the tool definitions (``tools``): a call the
-        model makes is dispatched by its name, which only the agent may change. For every
+        model makes is dispatched by its name, which only the agent may change. A call (or a
+        function message) whose name the request's own tools declare is left too: a provider
+        that takes the declaration takes the name, and renaming the call would set it apart. For every
         provider the Chat body is bound for: the pattern is OpenAI's schema, which
         OpenAI-compatible servers copy, and a name within it is a name anywhere.
     """
@@ -60,11 +62,13 @@ class InvalidNameCharacters(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("openai.O14",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        # A transcript calls a few tools many times: each name is matched once.
-        fine: set[str] = set()
+        # A transcript calls a few tools many times: each name is matched once. A name the
+        # request's own tools declare is fine too: a provider that takes the declaration takes
+        # the name, and renaming the call would set it apart from its tool.
+        fine: set[str] = _declared(transcript.body)
         for entry in transcript.entries:
             named = entry.source.get("name")
-            if type(named) is str and named not in fine:
+            if type(named) is str and (named not in fine or entry.role in _PARTICIPANTS):
                 if _refused(named):
                     self._rename_message(entry, named, ctx)
                 else:
@@ -72,7 +76,7 @@ class InvalidNameCharacters(Rule):
             if entry.role != "assistant":
                 continue
             legacy = entry.source.get("function_call")
-            if isinstance(legacy, dict) and _refused(legacy.get("name")):
+            if isinstance(legacy, dict) and _refused(legacy.get("name")) and legacy["name"] not in fine:
                 called = legacy["name"]
                 renamed = allowed_name(called)
                 entry.source = {**entry.source, "function_call": {**legacy, "name": renamed}}
@@ -104,6 +108,21 @@ class InvalidNameCharacters(Rule):
                 entry.parts[n] = Part(part.kind, {**raw, "name": renamed}, part.call_id, part.name)
         answered = entry.parts[0].call_id if entry.role == "tool" and entry.parts else None
         ctx.report(self, "renamed", entry, answered, _detail(f"the {entry.role} message's name", named, renamed))
+
+
+_PARTICIPANTS = frozenset(("system", "developer", "user", "assistant"))
+"""Roles whose name is a participant's, which no tool declaration vouches for."""
+
+
+def _declared(body: dict[str, Any]) -> set[str]:
+    """The function names the request's ``tools`` (and legacy ``functions``) declare."""
+    tools, functions = body.get("tools"), body.get("functions")
+    declared = []
+    if isinstance(tools, list):
+        declared += [t.get("function") for t in tools if isinstance(t, dict)]
+    if isinstance(functions, list):
+        declared += functions
+    return {f["name"] for f in declared if isinstance(f, dict) and type(f.get("name")) is str}
 
 
 def _refused(name: Any) -> TypeGuard[str]:
