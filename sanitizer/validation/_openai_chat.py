@@ -11,7 +11,9 @@ without ``arguments`` (OpenAI and Azure; not in the catalogue), O9 a ``tool`` me
 without ``tool_call_id`` (not in the catalogue: OpenAI's text as ymichael/open-codex#5 quotes it,
 through OpenRouter), O12 a ``function`` message without ``name`` (OpenAI and Azure; not in the
 catalogue), O6 null content and content parts without ``type``; a missing
-``content`` is not checked, its error text is not in the catalogue), then pairing in body order:
+``content`` is not checked, its error text is not in the catalogue), O15 a tool definition's name
+outside the pattern or over 64 characters (OpenAI and Azure; not in the catalogue; no rule renames
+an agent's tools), then pairing in body order:
 for each assistant message with ``tool_calls``, O1 for it, then O4 / O3 for the ``tool`` messages
 that follow it; O2 for a ``tool`` message that follows anything else.
 
@@ -123,6 +125,17 @@ O14_NAME = (
 O14_CALL = (
     "Invalid 'messages[{n}].tool_calls[{k}].function.name': string does not match pattern. "
     "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+)
+# The same pattern on a tool definition's name, and its 64 characters (Vortiago/mcp-azure-devops
+# PR#30 and hackers365/xiaozhi-esp32-server-golang#268: an MCP tool's name; use-novamira/novamira#12:
+# one over 64 characters). The agent dispatches calls by the names it declared: no repair renames them.
+O15_PATTERN = (
+    "Invalid 'tools[{k}].function.name': string does not match pattern. "
+    "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+)
+O15_LENGTH = (
+    "Invalid 'tools[{k}].function.name': string too long. "
+    "Expected a string with maximum length 64, but got a string with length {length} instead."
 )
 _NAME = re.compile(r"[a-zA-Z0-9_-]+")
 
@@ -444,6 +457,24 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
     return out
 
 
+def _tool_names(b: dict[str, Any], provider: str) -> list[Violation]:
+    out: list[Violation] = []
+    tools = b.get("tools")
+    for k, tool in enumerate(tools if isinstance(tools, list) else ()):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or name == "":
+            continue
+        param = f"tools[{k}].function.name"
+        if _refused_name(name):
+            text = O15_PATTERN.format(k=k)
+            out.append(violation(provider, "openai.O15", text, None, param=param, code="invalid_value"))
+        elif len(name) > 64:
+            text = O15_LENGTH.format(k=k, length=len(name))
+            out.append(violation(provider, "openai.O15", text, None, param=param, code="string_above_max_length"))
+    return out
+
+
 def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
     out: list[Violation] = []
     if not messages:
@@ -504,6 +535,8 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
 
 def _openai(b: dict[str, Any], messages: list[_Msg], provider: str) -> list[Violation]:
     out = _schema(messages, provider)
+    if provider in ("openai", "azure"):
+        out += _tool_names(b, provider)
     if provider == "minimax":
         for i, msg in enumerate(messages):
             for call in msg.raw.get("tool_calls") or ():

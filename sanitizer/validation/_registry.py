@@ -182,6 +182,13 @@ _CODES = (
         (oc.O14_NAME, oc.O14_CALL),
         "FlowiseAI/Flowise#2948 (a message's name), mcp-use/mcp-use#90 (a call's name) (not in the catalogue)",
     ),
+    Code(
+        "openai.O15",
+        ("openai", "azure", "openrouter"),
+        (oc.O15_PATTERN, oc.O15_LENGTH),
+        "Vortiago/mcp-azure-devops PR#30, hackers365/xiaozhi-esp32-server-golang#268 (the pattern), "
+        "use-novamira/novamira#12 (64 characters) (not in the catalogue)",
+    ),
     *_section(
         "responses",
         3,
@@ -348,6 +355,8 @@ UNREPAIRABLE: Mapping[str, str] = MappingProxyType(
         "anthropic.A20": "a request sent with neither a message nor a system prompt: its prompt never reached "
         "the request, and a placeholder would hide that (AN007 covers a conversation that repairs emptied, "
         "and a system prompt sent alone)",
+        "openai.O15": "a tool definition's name: the agent dispatches the model's calls by the names it "
+        "declared, so only the agent can rename its tools (OA008 leaves the calls to a declared name as they are)",
         "gemini.G6": "a request sent with neither contents nor a system instruction: its prompt never reached "
         "the request (AN007 covers contents that repairs emptied, and a system instruction sent alone)",
     }

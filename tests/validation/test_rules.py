@@ -790,6 +790,47 @@ CASES = [
         [],
         "oc-O14-valid-names",
     ),
+    # A tool definition's name: the pattern (Vortiago/mcp-azure-devops PR#30), 64 characters
+    # (use-novamira/novamira#12); reported, not repaired.
+    case(
+        OC,
+        None,
+        {
+            "model": "gpt-4o",
+            "messages": [ou()],
+            "tools": [
+                {"type": "function", "function": {"name": "ok_tool", "parameters": {}}},
+                {"type": "function", "function": {"name": "azure devops: create file", "parameters": {}}},
+            ],
+        },
+        [
+            (
+                "openai.O15",
+                "Invalid 'tools[1].function.name': string does not match pattern. "
+                "Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                None,
+            )
+        ],
+        "oc-O15-tool-name-pattern",
+    ),
+    case(
+        OC,
+        "azure",
+        {
+            "model": "gpt-4o",
+            "messages": [ou()],
+            "tools": [{"type": "function", "function": {"name": "mcp__novamira__" + "x" * 52, "parameters": {}}}],
+        },
+        [
+            (
+                "openai.O15",
+                "Invalid 'tools[0].function.name': string too long. "
+                "Expected a string with maximum length 64, but got a string with length 67 instead.",
+                None,
+            )
+        ],
+        "az-O15-tool-name-length",
+    ),
     # MiniMax
     case(
         OC,
