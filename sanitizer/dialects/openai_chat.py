@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, TEXT, Entry, Part, Transcript
@@ -17,7 +17,8 @@ NAME = re.compile(r"[a-zA-Z0-9_-]+")
 """What OpenAI accepts as a participant's or a called function's name (its '^[a-zA-Z0-9_-]+$')."""
 
 
-def _refused_name(name: Any) -> bool:
+def refused_name(name: Any) -> TypeGuard[str]:
+    """A non-empty name with characters outside :data:`NAME` (an empty one is unnamed-tool-call's)."""
     return type(name) is str and name != "" and NAME.fullmatch(name) is None
 
 
@@ -75,7 +76,7 @@ class OpenAIChat(Dialect):
                         if function_call is not None and (
                             type(function_call) is not dict
                             or "arguments" not in function_call
-                            or _refused_name(function_call.get("name"))
+                            or refused_name(function_call.get("name"))
                         ):
                             return False
                     if tool_calls is None:

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar
 
 from .._ir import CALL, Entry, Part, Transcript
-from ..dialects.openai_chat import NAME
+from ..dialects.openai_chat import refused_name
 from ._base import Context, Rule
 
 _OUTSIDE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -51,8 +51,8 @@ class InvalidNameCharacters(Rule):
         strings are left as they are, and so are the tool definitions (``tools``): a call the
         model makes is dispatched by its name, which only the agent may change. A call (or a
         function message) whose name the request's own tools declare is left too: a provider
-        that takes the declaration takes the name, and renaming the call would set it apart. For every
-        provider the Chat body is bound for: the pattern is OpenAI's schema, which
+        that takes the declaration takes the name, and renaming the call would set it apart.
+        For every provider the Chat body is bound for: the pattern is OpenAI's schema, which
         OpenAI-compatible servers copy, and a name within it is a name anywhere.
     """
 
@@ -69,14 +69,14 @@ class InvalidNameCharacters(Rule):
         for entry in transcript.entries:
             named = entry.source.get("name")
             if type(named) is str and (named not in fine or entry.role in _PARTICIPANTS):
-                if _refused(named):
+                if refused_name(named):
                     self._rename_message(entry, named, ctx)
                 else:
                     fine.add(named)
             if entry.role != "assistant":
                 continue
             legacy = entry.source.get("function_call")
-            if isinstance(legacy, dict) and _refused(legacy.get("name")) and legacy["name"] not in fine:
+            if isinstance(legacy, dict) and refused_name(legacy.get("name")) and legacy["name"] not in fine:
                 called = legacy["name"]
                 renamed = allowed_name(called)
                 entry.source = {**entry.source, "function_call": {**legacy, "name": renamed}}
@@ -88,7 +88,7 @@ class InvalidNameCharacters(Rule):
                 called = function.get("name") if isinstance(function, dict) else None
                 if type(called) is not str or called in fine:
                     continue
-                if not _refused(called):
+                if not refused_name(called):
                     fine.add(called)
                     continue
                 renamed = allowed_name(called)
@@ -123,10 +123,6 @@ def _declared(body: dict[str, Any]) -> set[str]:
     if isinstance(functions, list):
         declared += functions
     return {f["name"] for f in declared if isinstance(f, dict) and type(f.get("name")) is str}
-
-
-def _refused(name: Any) -> TypeGuard[str]:
-    return type(name) is str and name != "" and NAME.fullmatch(name) is None
 
 
 def _detail(what: str, name: str, renamed: str) -> str:
