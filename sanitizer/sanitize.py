@@ -8,7 +8,7 @@ from ._errors import SanitizeError, UnknownAPIError
 from ._model import SanitizeResult
 from ._policy import Policy
 from .dialects import DIALECTS
-from .dialects._base import Dialect
+from .dialects._base import CLEAN, Dialect
 from .dialects._shape import type_name
 from .providers import ACCEPTED, TABLE, accepts, binding
 from .rules import RULES, Context
@@ -51,11 +51,12 @@ def sanitize(
     Vertex also name in the URL; text next to a toolUse, which Bedrock's Llama models refuse).
     """
     dialect, provider = _bound(body, api, provider)
-    ctx = _quick_look(dialect, body, api, policy, provider, model)
-    if ctx is None:
+    look = _quick_look(dialect, body, api, policy, provider, model)
+    if look is None:
         return SanitizeResult(body)
+    ctx, first = look
     transcript = dialect.parse(body)
-    for rule in _RULES[(api, provider)]:
+    for rule in _RULES[(api, provider)][first:]:
         rule.apply(transcript, ctx)
     if not ctx.repairs:
         return SanitizeResult(body)
@@ -96,23 +97,38 @@ def _bound(body: Any, api: str, provider: str | None) -> tuple[Dialect, str | No
 
 def _quick_look(
     dialect: Dialect, body: dict[str, Any], api: str, policy: Policy | None, provider: str | None, model: str | None
-) -> Context | None:
-    """None when the quick check vouches for the body, else the context of the full pass: the
-    format's own check, then a look (Rule.clean) by each rule it cannot vouch for."""
-    clean = dialect.looks_clean(body)
+) -> tuple[Context, int] | None:
+    """None when the quick check vouches for the body, else the context of the full pass and the
+    index of the first rule it must apply: the rules ahead of it find nothing in a body no rule
+    has changed. The format's own check names its suspects (Dialect.suspects); a rule it cannot
+    vouch for (Rule.clean, a provider's own) is asked itself, or, past a format fault, suspected."""
+    suspects = dialect.suspects(body)
+    rules = _RULES[(api, provider)]
     looks = _LOOKS[(api, provider)]
-    if clean and not looks:
+    if suspects == CLEAN:
+        if not looks:
+            return None
+        ctx = _context(dialect, body, api, policy, provider, model)
+        for index, rule in enumerate(rules):
+            if rule in looks and not rule.clean(body, ctx):
+                return ctx, index
         return None
+    ctx = _context(dialect, body, api, policy, provider, model)
+    if suspects is None:
+        return ctx, 0
+    for index, rule in enumerate(rules):
+        if rule.code in suspects or rule in looks:
+            return ctx, index
+    return ctx, len(rules)
+
+
+def _context(
+    dialect: Dialect, body: dict[str, Any], api: str, policy: Policy | None, provider: str | None, model: str | None
+) -> Context:
     if model is None:
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
-    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model)
-    if clean:
-        for rule in looks:
-            if not rule.clean(body, ctx):
-                return ctx
-        return None
-    return ctx
+    return Context(api, dialect, policy or _DEFAULT_POLICY, provider, model)
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:

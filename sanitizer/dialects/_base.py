@@ -7,6 +7,9 @@ from typing import Any
 
 from .._ir import CALL, THINKING, Entry, Part, Transcript
 
+CLEAN: frozenset[str] = frozenset()
+"""No rule of the format's own could change the body (:meth:`Dialect.suspects`)."""
+
 
 class Dialect:
     """A wire format. Subclasses parse and render it and say how its results are laid out."""
@@ -28,6 +31,16 @@ class Dialect:
     def looks_clean(self, body: dict[str, Any]) -> bool:
         """A cheap, conservative check: True only if no rule could change the body."""
         raise NotImplementedError
+
+    def suspects(self, body: dict[str, Any]) -> frozenset[str] | None:
+        """The codes of the format's own rules that may change ``body``, from the same cheap read
+        as :meth:`looks_clean`: empty when none could, ``None`` when the read cannot tell which.
+
+        The full pass skips the rules ahead of the first suspect, which find nothing on a body
+        no rule has changed yet: a rule that would change ``body`` must be a suspect or come after
+        one. A dialect that names no suspects answers ``None`` for every body it cannot vouch for.
+        """
+        return CLEAN if self.looks_clean(body) else None
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         raise NotImplementedError

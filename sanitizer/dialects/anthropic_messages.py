@@ -8,7 +8,7 @@ from typing import Any
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, SERVER_CALL, SERVER_RESULT, TEXT, THINKING, Entry, Part, Transcript
 from .._media import mislabelled
-from ._base import Dialect
+from ._base import CLEAN, Dialect
 from ._shape import messages_of, require_id, require_object, require_sides, type_name
 
 ROLES = ("user", "assistant")
@@ -29,9 +29,13 @@ class AnthropicMessages(Dialect):
     empty_final_assistant_ok = True
 
     def looks_clean(self, body: dict[str, Any]) -> bool:
+        return self.suspects(body) == CLEAN
+
+    def suspects(self, body: dict[str, Any]) -> frozenset[str] | None:
         messages = body.get("messages")
         if type(messages) is not list or not messages:
-            return False
+            return None
+        found: set[str] = set()
         pending: set[str] = set()
         calls_seen: set[str] = set()
         # Server calls opened in the current assistant turn (consecutive assistant messages).
@@ -39,47 +43,59 @@ class AnthropicMessages(Dialect):
         last = len(messages) - 1
         try:
             if _trailing_whitespace(messages[last]) or _blank_system(body.get("system")):
-                return False
+                return None
             thinking = body.get("thinking")
             if _final_thinking(messages[last], type(thinking) is dict and thinking.get("type") == "enabled"):
-                return False
+                return None
             # With thinking on, the API merges consecutive assistant messages into a turn that must
             # start with thinking: such runs are left to the full pass.
             if type(thinking) is dict and thinking.get("type") == "enabled" and _assistant_run(messages):
-                return False
+                return None
             for index, message in enumerate(messages):
                 role = message["role"]
                 content = message["content"]
                 if turn_servers and role != "assistant":
                     turn_servers.clear()
                 if type(content) is str:
-                    if pending or not content.strip() or role not in ROLES:
-                        return False
+                    if not content.strip() or role not in ROLES:
+                        return None
+                    if pending:
+                        found.update(_UNANSWERED_CALL)
+                        pending.clear()
                     continue
                 if type(content) is not list or (not content and not (index == last and role == "assistant")):
-                    return False
+                    return None
                 if role == "user":
                     for block in content:
                         kind = block["type"]
                         if kind == "tool_result":
                             # pending holds strings only, so membership also checks the id's type.
                             result_id = block["tool_use_id"]
-                            if result_id not in pending:
-                                return False
-                            pending.discard(result_id)
+                            if result_id in pending:
+                                pending.discard(result_id)
+                            else:
+                                found.update(_OUT_OF_PLACE_RESULT)
+                                # An id the API refuses is rewritten wherever it stands (invalid-tool-id).
+                                if not TOOL_ID.match(result_id):
+                                    found.add("AN004")
                             nested = block.get("content")
                             if type(nested) is list and any(mislabelled(part) for part in nested):
-                                return False
-                        elif (
-                            pending
-                            or kind not in _PLAIN_USER_BLOCKS
-                            or (kind == "text" and _blank(block))
-                            or (kind == "image" and mislabelled(block))
-                        ):
-                            return False
+                                found.add("AN020")
+                            continue
+                        if kind not in _PLAIN_USER_BLOCKS:
+                            return None
+                        if pending:
+                            # Text before the results, or results missing from the message.
+                            found.update(_BEFORE_RESULTS)
+                        if kind == "text" and _blank(block):
+                            found.add("AN002")
+                        elif kind == "image" and mislabelled(block):
+                            found.add("AN020")
                 elif role == "assistant":
                     if pending:
-                        return False
+                        # An assistant message where the results should be: the API merges the two.
+                        found.update(_CALL_NOT_LAST)
+                        pending.clear()
                     server_calls: set[Any] = set()
                     # The calls come last, and thinking, if the message holds any, first.
                     called = False
@@ -87,63 +103,65 @@ class AnthropicMessages(Dialect):
                         kind = block["type"]
                         if kind == "tool_use":
                             call_id = block["id"]
-                            if (
-                                call_id in calls_seen
-                                or not TOOL_ID.match(call_id)
-                                or type(block.get("input")) is not dict
-                            ):
-                                return False
+                            if call_id in calls_seen:
+                                found.update(_REUSED_CALL_ID)
+                            if not TOOL_ID.match(call_id):
+                                found.add("AN004")
+                            if type(block.get("input")) is not dict:
+                                found.add("AN012")
                             called = True
                             calls_seen.add(call_id)
                             pending.add(call_id)
                             continue
                         if called:
-                            return False
+                            found.add("AN010")
                         if kind == "text":
                             if _blank(block):
-                                return False
+                                found.add("AN002")
                         elif kind in THINKING_BLOCKS:
                             # The first block was read first: its type is hashable.
                             if content[0]["type"] not in THINKING_BLOCKS:
-                                return False
+                                found.add("AN011")
                             # Thinking without its signature, which no request can carry.
                             if kind == "thinking" and block.get("signature", "") == "":
-                                return False
+                                found.add("AN019")
                         elif kind in _SERVER_CALLS:
                             server_id = block.get("id")
                             if type(server_id) is not str:
-                                return False
+                                return None
                             if kind == "server_tool_use" and not SERVER_TOOL_ID.match(server_id):
-                                return False
+                                return None
                             server_calls.add(server_id)
                             turn_servers.add(server_id)
                         elif kind == "tool_result":
-                            return False
+                            return None
                         elif kind.endswith("_tool_result"):
                             answered = block.get("tool_use_id")
                             if type(answered) is not str or answered not in turn_servers:
-                                return False
+                                return None
                             if kind != "mcp_tool_result" and not SERVER_TOOL_ID.match(answered):
-                                return False
+                                return None
                             server_calls.discard(answered)
                             turn_servers.discard(answered)
                     if server_calls and index != last:
-                        return False
+                        return None
                 else:
-                    return False
+                    return None
         except (TypeError, AttributeError, KeyError):
             # A message or block that is not an object, a field missing, a type or id that is not a
-            # string: for parse() to reject or the rules to repair.
-            return False
+            # string: for parse() to reject or every rule to look at.
+            return None
         if pending:
-            return False
+            found.update(_UNANSWERED_CALL)
         tools = body.get("tools")
         if type(tools) is list and len(tools) > 1:
             # A tool defined twice ("tools: Tool names must be unique.").
             names = [t.get("name") for t in tools if type(t) is dict]
             if len(set(map(str, names))) != len(names):
-                return False
-        return not calls_seen or bool(tools)
+                found.add("AN013")
+        if calls_seen and not tools:
+            found.add("AN006")
+        return frozenset(found) if found else CLEAN
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         entries = []
@@ -195,6 +213,15 @@ class AnthropicMessages(Dialect):
 
 
 _PLAIN_USER_BLOCKS = frozenset(("text", "image", "document", "search_result", "container_upload"))
+# What the quick read suspects (Dialect.suspects), by what it saw, as in OpenAI Chat's. A result
+# that answers no call awaiting one: answering nothing, answered twice, or out of place.
+_OUT_OF_PLACE_RESULT = ("TP004", "TP005", "AN001", "TP002", "TP003")
+# A call whose results are not all in the next message. Those that turn up later, or came
+# before it, are out of place where they stand; this one may have none.
+_UNANSWERED_CALL = ("TP001",)
+_BEFORE_RESULTS = ("AN001", "TP001")
+_CALL_NOT_LAST = ("AN010", "TP001")
+_REUSED_CALL_ID = ("TP007", "TP006")
 
 
 def _assistant_run(messages: list[Any]) -> bool:

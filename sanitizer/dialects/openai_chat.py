@@ -7,12 +7,21 @@ from typing import Any, TypeGuard
 
 from .._errors import SanitizeError
 from .._ir import CALL, OTHER, RESULT, TEXT, Entry, Part, Transcript
-from ._base import Dialect
+from ._base import CLEAN, Dialect
 from ._shape import messages_of, require_id, require_object, type_name
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 _ROLE_SET = frozenset(ROLES)
 _PLAIN_ROLES = frozenset(("system", "developer", "user"))
+# What the quick read suspects (Dialect.suspects), by what it saw. A tool message that answers no
+# call awaiting one: a result answering nothing, answered twice, or out of place (after a message
+# interposed, or before its call).
+_OUT_OF_PLACE_RESULT = ("TP004", "TP005", "TP002", "TP003")
+# A call whose results do not all follow it. Those that turn up later, or came before it, are out
+# of place where they stand; this one may have none.
+_UNANSWERED_CALL = ("TP001",)
+_REUSED_CALL_ID = ("TP007", "TP006")
+_BAD_CALL_NAME = ("OA007", "OA008")
 NAME = re.compile(r"[a-zA-Z0-9_-]+")
 """What OpenAI accepts as a participant's or a called function's name (its '^[a-zA-Z0-9_-]+$')."""
 
@@ -27,9 +36,14 @@ class OpenAIChat(Dialect):
     result_role = "tool"
 
     def looks_clean(self, body: dict[str, Any]) -> bool:
+        return self.suspects(body) == CLEAN
+
+    def suspects(self, body: dict[str, Any]) -> frozenset[str] | None:
         messages = body.get("messages")
-        if type(messages) is not list:
-            return False
+        if type(messages) is not list or not messages:
+            # No message at all: the full pass says whether there is a prompt to keep (empty-transcript).
+            return None
+        found: set[str] = set()
         pending: set[str] = set()
         calls_seen: set[str] = set()
         # Names already matched against OpenAI's pattern: a transcript repeats a few (its tools'),
@@ -37,7 +51,7 @@ class OpenAIChat(Dialect):
         names_ok: set[Any] = set()
         # Subscripts in a try block instead of type tests per message: a message or call that is
         # not an object, a required field missing, an id or role that cannot be hashed, all fall
-        # to the except clause, for parse() to reject or the rules to repair.
+        # to the except clause, for parse() to reject or every rule to look at.
         try:
             for message in messages:
                 role = message["role"]
@@ -45,69 +59,93 @@ class OpenAIChat(Dialect):
                     name = message["name"]
                     if name not in names_ok:
                         if type(name) is str and name and NAME.fullmatch(name) is None:
-                            return False
-                        names_ok.add(name)
+                            found.add("OA008")
+                        else:
+                            names_ok.add(name)
                 if role == "tool":
                     # pending holds strings only, so membership also checks the id's type.
                     call_id = message["tool_call_id"]
-                    if call_id not in pending or message["content"] is None:
-                        return False
-                    pending.discard(call_id)
+                    if message["content"] is None:
+                        found.add("OA002")
+                    if call_id in pending:
+                        pending.discard(call_id)
+                    elif call_id is None:
+                        found.add("OA003")
+                    else:
+                        found.update(_OUT_OF_PLACE_RESULT)
+                        # An id OpenAI refuses is rewritten wherever it stands (provider-tool-id).
+                        if type(call_id) is str and len(call_id) > 40:
+                            found.add("PV001")
                     continue
                 if pending:
-                    return False
+                    found.update(_UNANSWERED_CALL)
+                    pending.clear()
                 content = message.get("content")
                 if content is None:
                     # Only an assistant message that calls tools may leave its content null.
                     if role != "assistant":
-                        return False
+                        found.add("OA002")
                 elif type(content) is not str:
                     if type(content) is not list:
-                        return False
+                        return None
                     # A plain loop: a generator's setup costs more than a list of one or two parts.
                     for item in content:
                         if type(item) is not dict:
-                            return False
+                            return None
                 if role == "assistant":
                     tool_calls = message.get("tool_calls")
                     if "function_call" in message:
                         # The legacy functions API: rare, so asked only when the key is there.
                         function_call = message["function_call"]
-                        if function_call is not None and (
-                            type(function_call) is not dict
-                            or "arguments" not in function_call
-                            or refused_name(function_call.get("name"))
-                        ):
-                            return False
+                        if function_call is not None:
+                            if type(function_call) is not dict:
+                                return None
+                            if "arguments" not in function_call:
+                                found.add("OA004")
+                            if refused_name(function_call.get("name")):
+                                found.add("OA008")
                     if tool_calls is None:
                         if content is None:
-                            return False
+                            found.add("OA002")
                         continue
-                    if type(tool_calls) is not list or not tool_calls:
-                        return False
+                    if type(tool_calls) is not list:
+                        return None
+                    if not tool_calls:
+                        found.add("OA001")
+                        continue
                     for call in tool_calls:
                         call_id = call["id"]
-                        if type(call_id) is not str or call_id in calls_seen:
-                            return False
+                        if type(call_id) is not str:
+                            return None
+                        if call_id in calls_seen:
+                            found.update(_REUSED_CALL_ID)
                         function = call["function"]
-                        if type(function["arguments"]) is not str:
-                            # Arguments sent parsed (or not at all): the careful path.
-                            return False
+                        arguments = function["arguments"]
+                        if type(arguments) is not str:
+                            # Arguments sent parsed: the careful path; of any other type, every rule.
+                            if type(arguments) not in (dict, list):
+                                return None
+                            found.add("OA006")
                         name = function["name"]
                         if name not in names_ok:
                             # A name lost ("") or with characters OpenAI refuses: the careful path.
                             if type(name) is str and NAME.fullmatch(name) is None:
-                                return False
-                            names_ok.add(name)
+                                found.update(_BAD_CALL_NAME)
+                            else:
+                                names_ok.add(name)
                         calls_seen.add(call_id)
                         pending.add(call_id)
                 elif role not in _PLAIN_ROLES:
-                    return False
+                    return None
         except (TypeError, AttributeError, KeyError):
-            return False
-        # Over 40 characters OpenAI refuses an id (provider-tool-id): the careful path. One pass
-        # at the end costs less than a test per call.
-        return not pending and (not calls_seen or max(map(len, calls_seen)) <= 40)
+            return None
+        if pending:
+            found.update(_UNANSWERED_CALL)
+        # Over 40 characters OpenAI refuses an id (provider-tool-id). One pass at the end costs
+        # less than a test per call.
+        if calls_seen and max(map(len, calls_seen)) > 40:
+            found.add("PV001")
+        return frozenset(found) if found else CLEAN
 
     def parse(self, body: dict[str, Any]) -> Transcript:
         # Field paths are spelled out only for an error, and the common shapes (a string content,

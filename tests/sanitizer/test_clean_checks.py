@@ -1,11 +1,12 @@
-"""The fast path of a provider's own rules (``Rule.clean``) never skips a repair.
+"""The fast paths never skip a repair: a provider's own rules (``Rule.clean``), and the rules
+ahead of the first one a format's check suspects (``Dialect.suspects``), which the full pass skips.
 
 A valid body bound for a provider with rules of its own (DeepSeek, Moonshot, Groq, an Anthropic
 body bound for OpenAI...) is let through after a quick look by each of those rules, and by the
 format's own rules that turn on the model or the policy (prefill, thought signatures, Llama's
 tool-use turns, Gemini 1's turn positions). The property:
 whatever the body, the model and the policy, ``sanitize`` repairs exactly what the full pass (every
-rule applied) repairs. Bodies: every golden fixture before and after repair, every corpus case,
+rule applied) repairs, into the same body. Bodies: every golden fixture before and after repair, every corpus case,
 and generated transcripts, each bound for every provider its format takes, under several models
 (the rules that depend on one: DeepSeek's reasoner and V4, Kimi, Gemini 3 and 1, vLLM's chat
 templates, the Claude models without prefill, Bedrock's Llama) and policies.
@@ -47,14 +48,20 @@ POLICIES = (Policy(), Policy(trailing_assistant="keep"), Policy(trailing_assista
 CHECKED = {r.code for r in RULES if type(r).clean is not Rule.clean}
 
 
-def _full(body: Any, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> list[str]:
-    """The repairs of the full pass: every rule applied, no quick look."""
+def _full(body: Any, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> tuple[list[str], Any]:
+    """The repairs and the body of the full pass: every rule applied, no quick look."""
     with monkeypatch.context() as m:
-        m.setattr(type(DIALECTS[kw["api"]]), "looks_clean", lambda self, body: False)
+        _look_at_everything(m, kw["api"])
         try:
-            return [r.code for r in sanitize(copy.deepcopy(body), **kw).repairs]
+            result = sanitize(copy.deepcopy(body), **kw)
         except SanitizeError:
-            return []  # a body the rules cannot read (a Responses text input): nothing to repair
+            return [], body  # a body the rules cannot read (a Responses text input): nothing to repair
+        return [r.code for r in result.repairs], result.body
+
+
+def _look_at_everything(m: pytest.MonkeyPatch, api: str) -> None:
+    """The format's quick check suspects every rule: each one is applied, from the first."""
+    m.setattr(type(DIALECTS[api]), "suspects", lambda self, body: None)
 
 
 def _bodies() -> Iterator[tuple[str, str, Any]]:
@@ -82,10 +89,13 @@ def _same(api: str, body: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
         for model in MODELS:
             for policy in POLICIES:
                 kw: dict[str, Any] = {"api": api, "provider": provider, "policy": policy, "model": model}
-                quick = [r.code for r in sanitize(body, **kw).repairs]
-                full = _full(body, monkeypatch, **kw)
+                result = sanitize(body, **kw)
+                quick = [r.code for r in result.repairs]
+                full, full_body = _full(body, monkeypatch, **kw)
                 if quick != full:
                     mismatches.append(f"{provider} {model} {policy.trailing_assistant}: {quick} != {full}")
+                elif result.body != full_body:
+                    mismatches.append(f"{provider} {model} {policy.trailing_assistant}: {quick}, another body")
     return mismatches
 
 
@@ -112,7 +122,7 @@ def test_the_quick_look_on_generated_transcripts(evs: list[Any], monkeypatch: py
 def _outcome(body: Any, api: str, monkeypatch: pytest.MonkeyPatch | None) -> Any:
     with pytest.MonkeyPatch.context() as m:
         if monkeypatch is not None:
-            m.setattr(type(DIALECTS[api]), "looks_clean", lambda self, body: False)
+            _look_at_everything(m, api)
         try:
             result = sanitize(copy.deepcopy(body), api=api)
         except SanitizeError as error:
