@@ -464,8 +464,12 @@ def sizes_section(
     """Agent-sized transcripts: added latency at concurrency 1 and throughput at 16, per size and kind."""
     from bench.agent_bodies import SIZES, label
 
-    targets = [t for t in targets if t.name != "litellm"]  # seconds per request at these sizes
+    # LiteLLM takes tens to hundreds of milliseconds per request at these sizes: its own, fewer
+    # rounds, paired with direct as the others are, and its own throughput slices.
+    litellm = [t for t in targets if t.name == "litellm"]
+    targets = [t for t in targets if t.name != "litellm"]
     rounds = {10_000: 100, 100_000: 60, 500_000: 30, 2_000_000: 15} if quick else dict.fromkeys(SIZES, 400)
+    litellm_rounds = {10_000: 20, 100_000: 10, 500_000: 5, 2_000_000: 3} if quick else dict.fromkeys(SIZES, 30)
     tp_rounds, tp_slice = (1, 1.0) if quick else (3, 2.0)
     say()
     say(
@@ -479,8 +483,13 @@ def sizes_section(
             body = runner.agent_body("openai", size, broken)
             say(f"  {label(size)} {kind} ({body.stat().st_size:,} bytes): concurrency 1, {rounds[size]} each")
             added = latency_table(runner.latency(targets, OPENAI_PATH, body, rounds[size]))
-            cpu_before = {name: cpu_seconds(pids[name]) for name in pids if any(t.name == name for t in targets)}
-            r = runner.throughput(targets, OPENAI_PATH, body, concurrency=16, rounds=tp_rounds, slice_s=tp_slice)
+            if litellm:
+                say(f"  LiteLLM, {litellm_rounds[size]} each:")
+                paired = runner.latency([targets[0], *litellm], OPENAI_PATH, body, litellm_rounds[size])
+                added |= latency_table(paired)
+            measured = [*targets, *litellm]
+            cpu_before = {name: cpu_seconds(pids[name]) for name in pids if any(t.name == name for t in measured)}
+            r = runner.throughput(measured, OPENAI_PATH, body, concurrency=16, rounds=tp_rounds, slice_s=tp_slice)
             cpu_after = {name: cpu_seconds(pid) for name, pid in pids.items() if name in cpu_before}
             rps = {name: res["done"] / res["busy_s"] if res["busy_s"] else 0.0 for name, res in r.items()}
             cpu_us = {
@@ -497,17 +506,18 @@ def sizes_section(
             out[f"{size}-{kind}"] = {"added": added, "rps": rps, "cpu_us": cpu_us}
     say()
     say("  summary: added p50 / p99 ms at concurrency 1; req/s at concurrency 16 (CPU us per request)")
-    widths = [14, 20, 20, 10, 18, 18]
-    say("  " + row(["", "suture +p50/+p99", "nginx +p50/+p99", "direct", "suture", "nginx"], widths))
+    names = ("suture", "nginx", "litellm")
+    widths = [14, 20, 20, 20, 10, 18, 18, 18]
+    say("  " + row(["", *(f"{n} +p50/+p99" for n in names), "direct", *names], widths))
     for size in SIZES:
         for kind in ("valid", "broken"):
             f = out[f"{size}-{kind}"]
             cells = [f"{label(size)} {kind}"]
-            for name in ("suture", "nginx"):
+            for name in names:
                 a = f["added"].get(name)
                 cells.append(f"{a[0]:+.2f} / {a[2]:+.2f}" if a else "-")
             cells.append(f"{f['rps'].get('direct', 0):.0f}")
-            for name in ("suture", "nginx"):
+            for name in names:
                 cells.append(f"{f['rps'][name]:.0f} ({f['cpu_us'][name]:.0f})" if name in f["cpu_us"] else "-")
             say("  " + row(cells, widths))
     checks = [(500_000, 1.0), (2_000_000, 4.0)]

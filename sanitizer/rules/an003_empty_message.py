@@ -41,8 +41,11 @@ class EmptyMessage(Rule):
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         # Asked only of a Chat body bound elsewhere (for the other formats it is their own).
+        # Only an assistant's tool_calls are calls: on any other message the parse leaves them.
         return ctx.api == "openai-chat" and not any(
-            m.get("role") != "tool" and m.get("content") in (None, "", []) and not m.get("tool_calls")
+            m.get("role") != "tool"
+            and m.get("content") in (None, "", [])
+            and not (m.get("tool_calls") and m.get("role") == "assistant")
             for m in body["messages"]
         )
 

@@ -163,3 +163,22 @@ def test_a_body_without_a_transcript_list_is_passed_or_refused(api: str, provide
         except SanitizeError:
             continue
         assert result.body == body
+
+
+def test_tool_calls_on_a_message_that_cannot_call_leave_it_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the fuzzer: a system message with no content and a stray ``tool_calls`` key is
+    empty (the parse reads calls of assistants only), and empty-message's quick look must say so,
+    whether or not a later rule's look asks for the full pass."""
+    for extra in ({}, {"tools": []}):
+        body = {
+            "model": "m",
+            **extra,
+            "messages": [
+                {"role": "system", "content": "", "tool_calls": [{"id": "c1", "type": "function"}]},
+                {"role": "user", "content": "hi"},
+            ],
+        }
+        for provider in ("bedrock", "anthropic", "gemini", "vllm"):
+            kw: dict[str, Any] = {"api": "openai-chat", "provider": provider}
+            assert [r.code for r in sanitize(body, **kw).repairs][:1] == ["AN003"]
+            assert _same("openai-chat", body, monkeypatch) == []
