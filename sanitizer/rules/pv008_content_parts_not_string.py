@@ -5,10 +5,11 @@ from typing import Any, ClassVar
 from .._ir import CALL, RESULT, TEXT, Part, Transcript
 from ._base import Context, Rule, _compact
 
-# The roles whose content each provider takes only as a string.
+# The roles whose content each provider takes only as a string (tuples: a role that cannot be
+# hashed, in an item the Responses check passes on unread, is simply not one of them).
 _STRING_ROLES = {
-    "groq": frozenset({"system", "tool"}),
-    "deepseek": frozenset({"assistant"}),
+    "groq": ("system", "tool"),
+    "deepseek": ("assistant",),
 }
 
 
@@ -92,7 +93,7 @@ class ContentPartsNotString(Rule):
                 detail = f"replaced the empty content array of {_a(entry.role)} message with an empty string"
             ctx.report(self, "flattened", entry, call_id, detail + _removed(others))
 
-    def _flatten_items(self, transcript: Transcript, ctx: Context, roles: frozenset[str]) -> None:
+    def _flatten_items(self, transcript: Transcript, ctx: Context, roles: tuple[str, ...]) -> None:
         """The Responses form: a message item is one text part of its entry, the item itself."""
         for entry in transcript.entries:
             for index, part in enumerate(entry.parts):

@@ -182,3 +182,20 @@ def test_tool_calls_on_a_message_that_cannot_call_leave_it_empty(monkeypatch: py
             kw: dict[str, Any] = {"api": "openai-chat", "provider": provider}
             assert [r.code for r in sanitize(body, **kw).repairs][:1] == ["AN003"]
             assert _same("openai-chat", body, monkeypatch) == []
+
+
+def test_an_item_of_no_known_type_with_a_role_that_cannot_be_hashed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by the fuzzer: the Responses check passes an item of a type it does not know on
+    unread, and content-parts-not-string's quick look (bound for DeepSeek) met its role, a list,
+    with a set test that raised TypeError instead of answering."""
+    body = {
+        "model": "gpt-5",
+        "input": [
+            {"type": "mefalse", "role": [{"type": "output_text", "text": "hello"}]},
+            {"type": "message", "role": "user", "content": "more"},
+        ],
+        "store": False,
+    }
+    result = sanitize(body, api="openai-responses", provider="deepseek")
+    assert (result.repairs, result.body) == ([], body)
+    assert _same("openai-responses", body, monkeypatch) == []
