@@ -84,12 +84,17 @@ class BlankTextBlock(Rule):
 
 
 def _final_assistant_turn(entries: list[Entry]) -> set[int]:
-    """The trailing assistant messages (system messages aside): the final assistant turn."""
+    """The trailing assistant messages (system messages aside): the final assistant turn, once
+    empty-message, which runs later, has removed the messages after it that hold nothing or only
+    blank text (emptied here). Judged before that removal, the turn would be final only on a
+    second pass, whose repair the first had left to the provider's 400."""
     final: set[int] = set()
     for entry in reversed(entries):
         if entry.role in ("system", "developer"):
             continue
         if entry.role != "assistant":
+            if all(_is_blank(p) for p in entry.parts):
+                continue
             break
         final.add(id(entry))
     return final
