@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .browsers import BrowserGuard, Refusal
 from .capture import Capturer, CaptureStore
 from .http1 import Proxy
 from .labels import ModelLabels
@@ -26,7 +27,7 @@ from .redaction import secrets_of
 from .routes import table
 from .routes.context import ProxyState
 from .routes.endpoints import fixed_paths, routes
-from .routes.errors import exception_handlers, internal_error
+from .routes.errors import error_response, exception_handlers, internal_error, provider_of
 from .routes.exchange import Exchange
 from .routes.model_routes import build_router
 from .settings import BedrockSettings, ConfigError, Settings
@@ -48,6 +49,7 @@ def build_app(settings: Settings) -> Starlette:
         policy=settings.policy.to_policy(),
         metrics=Metrics(),
         model_labels=ModelLabels(rule.match for rule in settings.routes),
+        browsers=BrowserGuard(settings.host, settings.allowed_hosts, settings.allowed_origins),
     )
     if settings.otel.enabled:
         try:
@@ -195,11 +197,16 @@ class RequestContextMiddleware:
         self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self.state.browsers.check(scope["headers"]) if scope["type"] in ("http", "websocket") else None
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
+            if refusal is not None:
+                await send({"type": "websocket.close", "code": 1008, "reason": refusal.message[:120]})
+            else:
+                await self.app(scope, receive, send)
             return
         exchange = Exchange(self.state, scope, _request_id(scope))
         scope["suture"] = exchange
+        app = self.app if refusal is None else _refused(exchange, refusal)
 
         async def stamped_send(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -220,9 +227,21 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, stamped_send)
+            await app(scope, receive, stamped_send)
         finally:
             exchange.finish()
+
+
+def _refused(exchange: Exchange, refusal: Refusal) -> ASGIApp:
+    """The answer to a request the browser checks refuse, before anything of it is read."""
+    exchange.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
+
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        response = error_response(provider_of(Request(scope)), refusal.status, refusal.message)
+        response.headers["connection"] = "close"  # its body, if any, is never read
+        await response(scope, receive, send)
+
+    return answer
 
 
 def _aws_signer(provider: table.Provider, settings: Settings) -> Signer | None:

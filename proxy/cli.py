@@ -107,11 +107,20 @@ def _say_what_runs(settings: Settings, config: Path | None) -> None:
 
     from .logs import log
     from .settings import default_config_path
-    from .startup import describe, unknown_variables
+    from .startup import describe, keys_without_client_key, unknown_variables
 
     logger = logging.getLogger("suture")
     path = config or default_config_path()
     log(logger, logging.INFO, "starting", **describe(settings, path, version()))
+    for name in keys_without_client_key(settings):
+        log(
+            logger,
+            logging.WARNING,
+            f"Suture holds {name}'s upstream key and asks its clients for none: whatever can reach "
+            f"{settings.host}:{settings.port} can spend it (web pages cannot: browsers' requests are refused). "
+            f"Set SUTURE_{name.upper()}_CLIENT_API_KEY to require a key",
+            provider=name,
+        )
     for name, close in unknown_variables():
         hint = f"; did you mean {close}?" if close else ""
         log(logger, logging.WARNING, f"{name} names no setting and is ignored{hint}", variable=name)

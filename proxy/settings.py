@@ -15,7 +15,7 @@ import sys
 import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -33,6 +33,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
@@ -480,6 +481,18 @@ class SettingsBase(BaseSettings):
 
     host: str = Field(default="127.0.0.1", description="Address to listen on.")
     port: int = Field(default=8787, ge=0, le=65535, description="Port to listen on.")
+    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Host names Suture answers for besides loopback names, IP addresses and host (a leading dot "
+        "allows subdomains, * any name); empty: those only on a loopback bind, any name otherwise. Other names get "
+        "421 (DNS rebinding). Comma-separated in the environment.",
+    )
+    allowed_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(),
+        description="Web origins (https://app.example.com) whose pages may call Suture from a browser; requests from "
+        "any other site get 403. SDKs and agents send no Origin and are not affected. Comma-separated in the "
+        "environment.",
+    )
     mode: Mode = Field(default="repair", description="repair | report | strict, for every route.")
     max_body_bytes: int = Field(default=32 * MiB, gt=0, description="Largest request body accepted (413).")
     max_connections: int = Field(default=100, gt=0, description="Connection pool size per upstream.")
@@ -514,6 +527,35 @@ class SettingsBase(BaseSettings):
     capture: CaptureSettings = CaptureSettings()
     ui: UiSettings = UiSettings()
     otel: OtelSettings = OtelSettings()
+
+    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part for part in (p.strip() for p in value.split(",")) if part]
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            bare = name.strip("[]")
+            if name != "*" and (not bare or "/" in name or bare.count(":") == 1):
+                raise ValueError(
+                    f"{name!r} is not a host name: give the name alone (suture.internal), no scheme or port"
+                )
+        return value
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for origin in value:
+            parts = urllib.parse.urlsplit(origin)
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.path.strip("/") or parts.query:
+                raise ValueError(
+                    f"{origin!r} is not a web origin: give scheme, host and port only (https://app.example.com)"
+                )
+        return value
 
     @field_validator("upstream_proxy")
     @classmethod

@@ -61,3 +61,14 @@ def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[st
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
             found.append((name, close[0] if close else None))
     return found
+
+
+def keys_without_client_key(settings: Settings) -> list[str]:
+    """The providers whose key Suture holds while their clients need none: anyone who can reach it spends it."""
+    return [
+        provider.name
+        for provider in table.providers()
+        if settings.route(provider.name).serves()
+        and settings.route(provider.name).upstream_api_key is not None
+        and settings.route(provider.name).client_api_key is None
+    ]

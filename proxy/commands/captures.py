@@ -160,6 +160,7 @@ def _fixture(record: object) -> bytes:
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from ..browsers import BrowserGuard, guarded
     from ..ui.routes import CaptureSource, build_page
 
     try:
@@ -172,5 +173,7 @@ def run_serve(args: argparse.Namespace) -> int:
         return UNUSABLE
     print(f"suture: serving the captures of {store.directory} at http://127.0.0.1:{args.port}/", file=sys.stderr)
     # Loopback only, and no key: the captures are this machine's user's files, shown to them.
-    uvicorn.run(build_page(CaptureSource(store)), host="127.0.0.1", port=args.port, log_level="warning")
+    # Not for web pages other than its own, nor for names rebound to 127.0.0.1 (proxy/browsers.py).
+    page = guarded(build_page(CaptureSource(store)), BrowserGuard("127.0.0.1"))
+    uvicorn.run(page, host="127.0.0.1", port=args.port, log_level="warning")
     return OK

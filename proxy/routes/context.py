@@ -10,6 +10,7 @@ from starlette.requests import Request
 
 from sanitizer import Policy
 
+from ..browsers import BrowserGuard
 from ..capture import Capturer
 from ..labels import ModelLabels
 from ..metrics import Metrics
@@ -55,6 +56,8 @@ class ProxyState:
     """The ``model`` label of a model name (a bounded set)."""
     tracer: ExchangeTracer | None = None
     """Set when OpenTelemetry tracing is on (``otel.enabled``); None costs nothing per request."""
+    browsers: BrowserGuard = field(default_factory=lambda: BrowserGuard("127.0.0.1"))
+    """The Host and Origin checks every request passes before anything of it is read."""
 
 
 def state_of(request: Request) -> ProxyState:

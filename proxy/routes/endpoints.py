@@ -52,11 +52,10 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
         if denied is not None:
             return denied
         content_type = request.headers.get("content-type")
-        if content_type is not None and not _is_json(content_type):
+        if content_type is None or not _is_json(content_type):
+            sent = "none" if content_type is None else content_type[:100]
             return error_response(
-                provider,
-                415,
-                f"the request body must be JSON (Content-Type: application/json), not {content_type[:100]}",
+                provider, 415, f"the request body must be JSON (Content-Type: application/json), not {sent}"
             )
         raw = await _read_whole(exchange, request, provider, limit)
         if isinstance(raw, Response):
@@ -77,7 +76,8 @@ class _BodyTooLarge(Exception):
 
 
 def _is_json(content_type: str) -> bool:
-    # No Content-Type at all is taken as JSON; any other type is a mistake (curl -d sends a form type).
+    # Every SDK says application/json. A body of no type (a browser's fetch of a Blob) or of a form
+    # type (curl -d, an HTML form) is refused: those are what a web page can send with no preflight.
     media = content_type.partition(";")[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 from starlette.routing import Mount
 
+from ..browsers import is_loopback
 from ..routes import table
 from ..settings import ConfigError, Settings
 from .feed import Feed
@@ -13,16 +12,6 @@ from .ring import Ring
 from .routes import LiveSource, build_page
 
 _OWN_PATHS = ("/healthz", "/readyz", "/metrics")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address (or ``localhost``): only this machine can reach it."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def page_for(settings: Settings) -> tuple[Feed, Mount]:

@@ -40,6 +40,7 @@ ANTHROPIC_HEADERS = {
     "anthropic-version": "2023-06-01",
     "authorization": f"Bearer {ANTHROPIC_KEY}-bearer",
     "cookie": "session=cookie-secret-value",
+    "content-type": "application/json",
 }
 
 

@@ -224,10 +224,20 @@ def test_valid_transcripts_arrive_byte_identical_with_credentials(repairing: Sta
     raw = json.dumps(body, indent=3, ensure_ascii=True).encode()
     if api == "openai":
         path, emu = "/v1/chat/completions", repairing.openai_emulator
-        headers = {"authorization": f"Bearer {OPENAI_KEY}", "openai-organization": "org-7", "openai-project": "p-9"}
+        headers = {
+            "authorization": f"Bearer {OPENAI_KEY}",
+            "openai-organization": "org-7",
+            "openai-project": "p-9",
+            "content-type": "application/json",
+        }
     else:
         path, emu = "/v1/messages", repairing.anthropic_emulator
-        headers = {"x-api-key": ANTHROPIC_KEY, "anthropic-version": "2023-06-01", "anthropic-beta": "b-1"}
+        headers = {
+            "x-api-key": ANTHROPIC_KEY,
+            "anthropic-version": "2023-06-01",
+            "anthropic-beta": "b-1",
+            "content-type": "application/json",
+        }
     with httpx.Client() as client:
         response = client.post(repairing.suture + path, content=raw, headers=headers)
     assert response.status_code == 200, response.text
@@ -262,7 +272,9 @@ def test_report_mode_logs_and_forwards_the_original(tmp_path: Path, logs: LogLin
     raw = orjson.dumps(SEED_OPENAI)
     with stack(tmp_path, mode="report") as s, httpx.Client() as client:
         response = client.post(
-            s.suture + "/v1/chat/completions", content=raw, headers={"authorization": f"Bearer {OPENAI_KEY}"}
+            s.suture + "/v1/chat/completions",
+            content=raw,
+            headers={"authorization": f"Bearer {OPENAI_KEY}", "content-type": "application/json"},
         )
         # The provider's own 400: report mode changes nothing on the wire.
         assert response.status_code == 400

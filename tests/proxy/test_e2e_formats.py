@@ -184,7 +184,9 @@ def test_responses_seed_400_direct_200_through_suture(repairing: Stack, logs: Lo
 def test_responses_string_input_passes_byte_identical(repairing: Stack) -> None:
     raw = json.dumps({"model": "gpt-4.1", "input": "Hello   there"}, indent=2).encode()
     response = httpx.post(
-        repairing.suture + "/v1/responses", content=raw, headers={"authorization": f"Bearer {OPENAI_KEY}"}
+        repairing.suture + "/v1/responses",
+        content=raw,
+        headers={"authorization": f"Bearer {OPENAI_KEY}", "content-type": "application/json"},
     )
     assert response.status_code == 200, response.text
     assert response.headers["x-suture-repairs"] == "0"
@@ -237,7 +239,9 @@ def test_gemini_key_in_query_and_v1beta_paths_pass_through(repairing: Stack) -> 
     body = {"contents": gemini_repaired(), "tools": GEMINI_TOOLS}
     raw = json.dumps(body, indent=1).encode()
     url = f"{repairing.suture}/v1beta/models/{GEMINI_MODEL}:streamGenerateContent"
-    with httpx.stream("POST", url, params={"alt": "sse", "key": GOOGLE_KEY}, content=raw) as response:
+    with httpx.stream(
+        "POST", url, params={"alt": "sse", "key": GOOGLE_KEY}, content=raw, headers={"content-type": "application/json"}
+    ) as response:
         assert response.status_code == 200
         text = response.read().decode()
     assert text.startswith("data: ") and text.count("data: ") > 1

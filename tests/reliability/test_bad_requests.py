@@ -20,7 +20,7 @@ OPENAI = "/v1/chat/completions"
 ANTHROPIC = "/v1/messages"
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 MESSAGES = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
-ANTHROPIC_HEADERS = {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"}
+ANTHROPIC_HEADERS = {"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01", "content-type": "application/json"}
 LIMIT = 4 * 1024 * 1024
 ORPHAN_CALL = {
     "role": "assistant",
@@ -211,7 +211,7 @@ def test_deep_nesting_that_orjson_cannot_write_back_is_still_repaired(client: ht
     # orjson reads 1024 levels but writes 254: a broken transcript nested between the two is
     # repaired all the same, and goes upstream whole, its deep field as deep as it came.
     for depth in (300, 1000):
-        response = client.post(OPENAI, content=_broken_and_deep(depth))
+        response = client.post(OPENAI, content=_broken_and_deep(depth), headers={"content-type": "application/json"})
         assert response.status_code == 200, response.text
         assert response.headers["x-suture-repairs"] == "1"
         sent = orjson.loads(echo.received[-1].body)
@@ -224,7 +224,7 @@ def test_deep_nesting_that_orjson_cannot_write_back_is_still_repaired(client: ht
 def test_deep_nesting_in_strict_mode_is_a_400_not_a_500(echo: EchoUpstream) -> None:
     url = echo.url  # type: ignore[attr-defined]
     with suture(openai={"upstream": url + "/v1"}, mode="strict") as base, httpx.Client(base_url=base) as client:
-        response = client.post(OPENAI, content=_broken_and_deep(1000))
+        response = client.post(OPENAI, content=_broken_and_deep(1000), headers={"content-type": "application/json"})
         assert response.status_code == 400
         assert "TP001" in error_of(response, "openai")
         assert client.post(OPENAI, json=CHAT).status_code == 200
@@ -302,7 +302,7 @@ def test_paths_under_no_provider_s_api_or_that_climb_out_of_it_are_not_relayed(
     client: httpx.Client, echo: EchoUpstream, path: str
 ) -> None:
     before = len(echo.received)
-    answer = _raw_request(client, f"GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".encode())
+    answer = _raw_request(client, f"GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n".encode())
     assert answer.startswith(b"HTTP/1.1 404"), answer[:200]
     assert len(echo.received) == before
 
@@ -336,7 +336,7 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read_whole(proxy: str, clie
     block = b"x" * 65536
     declared = 64 * LIMIT
     head = (
-        f"POST {route} HTTP/1.1\r\nhost: suture\r\ncontent-type: application/json\r\ncontent-length: {declared}\r\n\r\n"
+        f"POST {route} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {declared}\r\n\r\n"
     ).encode()
     # The client has sent a sliver of what it declared when the answer comes.
     answer, sent = _raw_exchange(proxy, head, iter(lambda: block, None), stop_after=0)
@@ -344,7 +344,7 @@ def test_a_body_over_the_limit_is_a_413_before_it_is_read_whole(proxy: str, clie
     assert sent == 0
     assert f"limit of {LIMIT} bytes".encode() in answer
 
-    head = f"POST {route} HTTP/1.1\r\nhost: suture\r\ntransfer-encoding: chunked\r\n\r\n".encode()
+    head = f"POST {route} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".encode()
     chunk = f"{len(block):x}\r\n".encode() + block + b"\r\n"
     # Undeclared length: the limit applies as the bytes stream in; the rest is never sent.
     answer, sent = _raw_exchange(proxy, head, iter(lambda: chunk, None), stop_after=LIMIT + 4 * len(chunk))

@@ -32,7 +32,7 @@ from tests._support.servers import free_port, wait_until_ready
 REPO = Path(__file__).resolve().parents[2]
 REQUESTS = int(os.environ.get("LOAD_REQUESTS", "20000"))
 CONCURRENCY = int(os.environ.get("LOAD_CONCURRENCY", "100"))
-ANTHROPIC_HEADERS = {"x-api-key": "sk-ant-load", "anthropic-version": "2023-06-01"}
+ANTHROPIC_HEADERS = {"x-api-key": "sk-ant-load", "anthropic-version": "2023-06-01", "content-type": "application/json"}
 
 
 def _bodies() -> dict[tuple[str, bool, bool], bytes]:

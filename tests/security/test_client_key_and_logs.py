@@ -139,9 +139,9 @@ def _forgeries() -> list[bytes]:
         request_bytes("POST", "/v1/chat/completions", orjson.dumps(broken), {"user-agent": forged}),
         # Control characters or a bare CR/LF in a header value: the HTTP parser itself refuses these.
         request_bytes("GET", "/healthz", b"", {"x-request-id": "ok\x0bforged"}),
-        b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-request-id: a\rforged\r\n\r\n",
-        b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-request-id: a\nforged: 1\r\n\r\n",
-        f"GET /x\n{forged} HTTP/1.1\r\nhost: x\r\n\r\n".encode(),
+        b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-request-id: a\rforged\r\n\r\n",
+        b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-request-id: a\nforged: 1\r\n\r\n",
+        f"GET /x\n{forged} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n".encode(),
     ]
 
 

@@ -137,7 +137,7 @@ def test_an_oversized_request_head_is_answered_431_and_the_connection_closed(
     with suture(openai={"upstream": faulty.url + "/v1"}) as base:
         port = int(base.rsplit(":", 1)[1])
         with socket.create_connection(("127.0.0.1", port)) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             with contextlib.suppress(ConnectionError):
                 if flood == "many-headers":
                     sock.sendall(b"".join(b"X-H%d: 1\r\n" % i for i in range(150)) + b"\r\n")
@@ -288,7 +288,7 @@ def test_a_client_that_stops_reading_is_dropped_after_the_send_timeout_and_the_u
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             sock.connect(("127.0.0.1", port))
             sock.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                 b"content-length: %d\r\n\r\n" % len(body) + body
             )
             started = time.monotonic()
@@ -545,7 +545,7 @@ def test_a_connection_that_sends_nothing_is_answered_408_and_closed(logs: LogLin
 
 
 def test_a_trickled_head_is_served_while_bytes_come_and_refused_once_they_stop(faulty: FaultyUpstream) -> None:
-    head = b"GET /healthz HTTP/1.1\r\nhost: x\r\nx-slow: " + b"a" * 12
+    head = b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: " + b"a" * 12
     with suture(openai={"upstream": faulty.url + "/v1"}, timeouts={"client_read": 0.5}) as base:
         sock = _connect(base)
         for byte in head:  # a byte every 0.1 s for 1.2 s: each one is progress
@@ -555,7 +555,7 @@ def test_a_trickled_head_is_served_while_bytes_come_and_refused_once_they_stop(f
         first = sock.recv(65536)
         assert first.startswith(b"HTTP/1.1 200 "), first[:200]
         # Then half a head, and nothing more: refused.
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: x\r\n")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")
         answer = _read_all(sock)
         sock.close()
     assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
@@ -569,7 +569,7 @@ def test_a_body_that_stops_coming_closes_the_connection_and_nothing_goes_upstrea
         sock = _connect(base)
         opened = time.monotonic()  # before the last bytes go, so before the server's timer restarts
         sock.sendall(
-            b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
             b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:10]
         )
         answer = _read_all(sock)
