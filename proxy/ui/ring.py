@@ -13,6 +13,7 @@ import asyncio
 import calendar
 import collections
 import contextlib
+import sys
 import time
 import zlib
 from collections.abc import Iterator, Mapping
@@ -26,6 +27,16 @@ from .. import json_bytes
 # What an entry costs besides its capture: its strings, the object, the deque's slot (measured
 # with tracemalloc at about 900 bytes for a typical entry; rounded up).
 ENTRY_OVERHEAD = 1024
+# The bytes of strings (sys.getsizeof, headers included) ENTRY_OVERHEAD allows for: a typical
+# entry's come to about 480. Strings longer in all are counted on top, byte for byte.
+STRING_BYTES = 512
+_STRINGS = ("request_id", "method", "path", "route", "model", "upstream", "upstream_status", "outcome")
+# Where the page cuts what a client named (with an ellipsis): a 4 MiB model name sent 30 times
+# held 128 MiB under a 64 KiB cap, and the list rendered all of it.
+MODEL_CHARS = 128
+PATH_CHARS = 256
+NAME_CHARS = 128
+"""An upstream's, a route's, a request id's."""
 # Minutes of counts the chart shows.
 MINUTES = 60
 # New rows waiting for a slow page; past this, that page misses rows until it reconnects.
@@ -60,7 +71,10 @@ class Entry:
 
     @property
     def size(self) -> int:
-        return ENTRY_OVERHEAD + (len(self.capture) if self.capture is not None else 0)
+        """The bytes the ring counts for this entry: what it holds, strings and capture included."""
+        strings = sum(sys.getsizeof(getattr(self, name)) for name in _STRINGS)
+        capture = len(self.capture) if self.capture is not None else 0
+        return ENTRY_OVERHEAD + max(0, strings - STRING_BYTES) + capture
 
     def row(self) -> dict[str, Any]:
         """The entry as the list shows it (templates and server-sent events alike)."""
@@ -94,6 +108,11 @@ class Entry:
             return None
         record: dict[str, Any] = orjson.loads(data)
         return record
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text``, cut to ``limit`` characters with an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def iso(moment: float) -> str:
@@ -167,6 +186,8 @@ class Ring:
         self.counts = Counts()
         self._seq = 0
         self._queues: set[asyncio.Queue[Entry]] = set()
+        self.pending: set[asyncio.Future[Any]] = set()
+        """Entries on their way in: their captures being encoded in a worker thread (:class:`Feed`)."""
 
     def next_seq(self) -> int:
         self._seq += 1
@@ -184,6 +205,12 @@ class Ring:
         for queue in self._queues:
             with contextlib.suppress(asyncio.QueueFull):
                 queue.put_nowait(entry)
+
+    async def settled(self, timeout: float) -> None:
+        """Wait, ``timeout`` seconds at most, for the entries on their way in now: a page asked for
+        after a request ended shows that request."""
+        if self.pending:
+            await asyncio.wait(set(self.pending), timeout=timeout)
 
     def find(self, request_id: str) -> Entry | None:
         """The latest entry of ``request_id``."""
@@ -222,13 +249,13 @@ def entry_from_capture(seq: int, record: Mapping[str, Any], capture: bytes) -> E
     model = original.get("model") if isinstance(original, Mapping) else None
     return Entry(
         seq=seq,
-        request_id=str(record.get("request_id", "?")),
+        request_id=shorten(str(record.get("request_id", "?")), NAME_CHARS),
         timestamp=float(moment),
         method="POST",
-        path=str(record.get("path", "")),
-        route=str(record.get("route", "")),
-        model=str(model or ""),
-        upstream=str(record.get("route", "")),
+        path=shorten(str(record.get("path", "")), PATH_CHARS),
+        route=shorten(str(record.get("route", "")), NAME_CHARS),
+        model=shorten(str(model or ""), MODEL_CHARS),
+        upstream=shorten(str(record.get("route", "")), NAME_CHARS),
         status=status if isinstance(status, int) else 400,
         upstream_status=str(status),
         duration_ms=0.0,

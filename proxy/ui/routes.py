@@ -10,6 +10,8 @@ when set, is compared in constant time, from a header or from a cookie holding a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import hashlib
 import hmac
 import re
@@ -21,7 +23,7 @@ from typing import Any, Protocol
 import jinja2
 import orjson
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -32,7 +34,7 @@ from ..capture import CaptureStore
 from ..server_protocol import ON_SHUTDOWN_SCOPE_KEY
 from . import chart
 from .ring import Counts, Entry, Ring, entry_from_capture
-from .transcript import TranscriptDiff, compare
+from .transcript import Row, TranscriptDiff, compare
 
 HERE = Path(__file__).parent
 CSP = (
@@ -51,6 +53,20 @@ COOKIE = "suture_ui"
 STREAM_SECONDS = 20.0
 KEEPALIVE_SECONDS = 10.0
 _ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# The login form holds one key: anything longer is refused unread (the login needs no key, so
+# whoever can reach the page can send it).
+LOGIN_BYTES = 4096
+# How long a page waits for the requests that ended before it was asked for (their captures
+# being encoded) to be listed.
+SETTLE_SECONDS = 5.0
+# What one request's page draws of its transcript: characters of each side's messages (their
+# text, tool ids and names; markup reckoned at ROW_CHARS a message, ITEM_CHARS a tool item), and
+# repairs listed. Past either, the page says so and links the capture, which holds all of it:
+# a 30 MB transcript drawn whole was a page of tens of megabytes.
+VIEW_CHARS = 1_000_000
+ROW_CHARS = 300
+ITEM_CHARS = 150
+VIEW_REPAIRS = 1000
 
 
 class Source(Protocol):
@@ -63,6 +79,9 @@ class Source(Protocol):
     def find(self, request_id: str) -> Entry | None: ...
 
     def counts(self) -> Counts: ...
+
+    async def settled(self) -> None:
+        """Once the requests that ended before now are listed."""
 
 
 class LiveSource:
@@ -79,6 +98,9 @@ class LiveSource:
 
     def counts(self) -> Counts:
         return self.ring.counts
+
+    async def settled(self) -> None:
+        await self.ring.settled(SETTLE_SECONDS)
 
 
 class CaptureSource:
@@ -112,6 +134,9 @@ class CaptureSource:
         for entry in self._entries():
             counts.add(entry)
         return counts
+
+    async def settled(self) -> None:
+        pass
 
 
 def cookie_token(key: str) -> str:
@@ -212,6 +237,7 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
 
     async def listing(request: Request) -> Response:
         filters = {k: request.query_params.get(k, "") for k in ("repaired", "rejected", "rule", "route")}
+        await source.settled()
         entries = list(source.newest_first())
         routes = sorted({e.route for e in entries if e.route})
         shown = [e.row() for e in entries if matches(e, filters)]
@@ -298,41 +324,18 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
 
     async def detail(request: Request) -> Response:
         request_id = request.path_params["request_id"]
+        await source.settled()
         entry = source.find(request_id) if _ID.fullmatch(request_id) else None
         if entry is None:
             return _render(request, "missing.html", {"request_id": request_id}, status_code=404)
-        record = entry.record()
-        diff: TranscriptDiff | None = None
-        preview = False
-        repairs: list[dict[str, Any]] = []
-        if record is not None:
-            repairs = [r for r in record.get("repairs") or [] if isinstance(r, dict)]
-            api = str(record.get("api", ""))
-            forwarded = record.get("forwarded")
-            if forwarded is None and repairs:
-                forwarded, preview = _would_send(record), True
-            diff = compare(record.get("original"), forwarded, repairs, api)
-        error = None
-        if record is not None and "upstream_error" in record:
-            error = orjson.dumps(record["upstream_error"], option=orjson.OPT_INDENT_2).decode()
-        return _render(
-            request,
-            "request.html",
-            {
-                "entry": entry.row(),
-                "record": record,
-                "diff": diff,
-                "preview": preview,
-                "repairs": repairs,
-                "rules": rules,
-                "error": error,
-                "strict": record.get("strict_rejection") if record is not None else None,
-                "filename": f"suture-{request_id}.json",
-            },
-        )
+        # Decompressing, parsing, comparing and drawing a long transcript takes seconds of CPU:
+        # in a worker thread (the loop's executor, as the repair's), every other stream goes on.
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, functools.partial(_detail_page, request, entry, rules))
 
     async def download(request: Request) -> Response:
         request_id = request.path_params["request_id"]
+        await source.settled()
         entry = source.find(request_id) if _ID.fullmatch(request_id) else None
         data = entry.capture_json() if entry is not None else None
         if data is None:
@@ -349,7 +352,16 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
     async def login(request: Request) -> Response:
         if request.method == "GET" or key is None:
             return _render(request, "login.html", {"failed": False})
-        form = urllib.parse.parse_qs((await request.body())[:4096].decode("utf-8", "replace"))
+        try:
+            body = await _small_body(request, LOGIN_BYTES)
+        except ClientDisconnect:
+            return Response(status_code=400)
+        if body is None:
+            # Closed, not drained: uvicorn would otherwise read (and drop) the rest of the body.
+            return PlainTextResponse(
+                f"the login form is larger than {LOGIN_BYTES} bytes", status_code=413, headers={"connection": "close"}
+            )
+        form = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
         offered = (form.get("key") or [""])[0]
         root = request.scope.get("root_path", "") + "/"
         if not hmac.compare_digest(offered.encode(), key.encode()):
@@ -370,6 +382,84 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
         ]
     )
     return Guard(app, key)
+
+
+async def _small_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None past ``limit`` bytes: refused on its Content-Length, or read no
+    further than the piece that crossed ``limit``."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    body = b""
+    while True:
+        message = await request.receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect
+        chunk: bytes = message.get("body", b"")
+        body += chunk
+        if len(body) > limit:
+            return None
+        if not message.get("more_body", False):
+            return body
+
+
+def _detail_page(request: Request, entry: Entry, rules: dict[str, dict[str, str]]) -> Response:
+    """One request's page; run in a worker thread (it reads no state the loop changes)."""
+    record = entry.record()
+    diff: TranscriptDiff | None = None
+    preview = False
+    repairs: list[dict[str, Any]] = []
+    cut: dict[str, int] | None = None
+    if record is not None:
+        repairs = [r for r in record.get("repairs") or [] if isinstance(r, dict)]
+        api = str(record.get("api", ""))
+        forwarded = record.get("forwarded")
+        if forwarded is None and repairs:
+            forwarded, preview = _would_send(record), True
+        diff = compare(record.get("original"), forwarded, repairs, api)
+        before, after = _drawn(diff.before), _drawn(diff.after)
+        if len(before) < len(diff.before) or len(after) < len(diff.after) or len(repairs) > VIEW_REPAIRS:
+            cut = {
+                "before": len(before),
+                "before_total": len(diff.before),
+                "after": len(after),
+                "after_total": len(diff.after),
+                "repairs": min(len(repairs), VIEW_REPAIRS),
+                "repairs_total": len(repairs),
+            }
+            diff = dataclasses.replace(diff, before=before, after=after)
+            repairs = repairs[:VIEW_REPAIRS]
+    error = None
+    if record is not None and "upstream_error" in record:
+        error = orjson.dumps(record["upstream_error"], option=orjson.OPT_INDENT_2).decode()
+    request_id = entry.request_id
+    return _render(
+        request,
+        "request.html",
+        {
+            "entry": entry.row(),
+            "record": record,
+            "diff": diff,
+            "preview": preview,
+            "cut": cut,
+            "repairs": repairs,
+            "rules": rules,
+            "error": error,
+            "strict": record.get("strict_rejection") if record is not None else None,
+            "filename": f"suture-{request_id}.json",
+        },
+    )
+
+
+def _drawn(rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """The first of ``rows`` that fit in ``VIEW_CHARS``."""
+    spent = 0
+    for n, row in enumerate(rows):
+        spent += ROW_CHARS + len(row.text) + len(row.note)
+        spent += sum(ITEM_CHARS + len(item.id) + len(item.name) for item in row.items)
+        if spent > VIEW_CHARS:
+            return rows[:n]
+    return rows
 
 
 def _event(entry: Entry) -> bytes:

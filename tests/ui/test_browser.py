@@ -66,8 +66,10 @@ def upstreams() -> Iterator[dict[str, str]]:
 
 
 def chat(url: str, messages: list[dict[str, Any]], **kw: Any) -> Any:
-    client = openai.OpenAI(base_url=url + "/v1", api_key="sk-browser-test", max_retries=0)
-    return client.chat.completions.with_raw_response.create(model="gpt-4o", messages=messages, **kw)
+    # Closed once answered (its body is read by then): a client left to the garbage collector
+    # warns of its open socket in whichever test happens to collect it.
+    with openai.OpenAI(base_url=url + "/v1", api_key="sk-browser-test", max_retries=0) as client:
+        return client.chat.completions.with_raw_response.create(model="gpt-4o", messages=messages, **kw)
 
 
 def shot(tab: Any, name: str, tmp_path: Path) -> None:
@@ -122,7 +124,7 @@ def test_a_broken_request_appears_live_and_its_page_shows_the_repair(
         assert page.problems == []
 
 
-def test_filters(page: Any, upstreams: dict[str, str]) -> None:
+def test_filters(page: Any, upstreams: dict[str, str], request: pytest.FixtureRequest) -> None:
     settings = {
         "openai": {"upstream": upstreams["openai"], "mode": "report"},  # broken bodies go on: the provider says 400
         "anthropic": {"upstream": upstreams["anthropic"]},
@@ -134,12 +136,16 @@ def test_filters(page: Any, upstreams: dict[str, str]) -> None:
             chat(url, INTERRUPTED_CHAT, tools=TOOLS)
         rejected = refused.value.response.headers["x-request-id"]
         client = anthropic.Anthropic(base_url=url, api_key="sk-ant-browser", max_retries=0)
+        request.addfinalizer(client.close)  # used to the end; closed, or it warns of its socket
         messages = client.messages.with_raw_response.create(
             model="claude-sonnet-4-5",
             max_tokens=16,
             messages=[
                 {"role": "user", "content": "run it"},
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}],
+                },
                 {"role": "user", "content": "never mind"},
             ],
         )
@@ -187,11 +193,10 @@ def test_untrusted_transcript_text_renders_as_text_and_runs_nothing(page: Any, u
         page.goto(url + "/suture/")
         page.wait_for_timeout(300)
         hostile = [{**INTERRUPTED_CHAT[0], "content": XSS}, *INTERRUPTED_CHAT[1:]]
-        raw = openai.OpenAI(
-            base_url=url + "/v1", api_key="sk-x", max_retries=0
-        ).chat.completions.with_raw_response.create(
-            model=XSS, messages=hostile, tools=TOOLS, extra_headers={"x-request-id": "xss-request-1"}
-        )
+        with openai.OpenAI(base_url=url + "/v1", api_key="sk-x", max_retries=0) as client:
+            raw = client.chat.completions.with_raw_response.create(
+                model=XSS, messages=hostile, tools=TOOLS, extra_headers={"x-request-id": "xss-request-1"}
+            )
         request_id = raw.headers["x-request-id"]
         row = page.locator(f'tr[data-id="{request_id}"]')
         row.wait_for(timeout=2000)  # the live row: built by the script
