@@ -145,8 +145,9 @@ def _error_body(raw: bytes, encoding: str, secrets: Iterable[str]) -> tuple[Any,
     if plain is None:
         return {"undecoded": f"{len(raw)} bytes in content-encoding {encoding.strip().lower()}"}, truncated
     text = plain[:MAX_ERROR_BYTES].decode("utf-8", errors="replace")
-    # Longest first, as everywhere Suture redacts: a key holding another is blanked whole.
-    text = Secrets(secrets).redact_text(text)
+    # Longest first, as everywhere Suture redacts: a key holding another is blanked whole; then
+    # key-shaped words, as a provider may quote a key in no registry.
+    text = Secrets(secrets).redact_quoted(text)
     try:
         return orjson.loads(text), truncated
     except orjson.JSONDecodeError:

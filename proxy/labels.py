@@ -16,6 +16,9 @@ MAX_FIRST_SEEN = 100
 """How many model names outside the route table get a label of their own, per process."""
 MAX_NAME_LENGTH = 64
 OTHER = "other"
+# The longest name judged ``other`` that is remembered: a client's name may be as long as a body
+# (30 names of 4 MiB would hold 120 MiB), and a long one is judged again by its length alone.
+_REMEMBERED_LENGTH = 4 * MAX_NAME_LENGTH
 
 # Providers' model names (gpt-4o-2024-08-06, claude-sonnet-4-5@20250929, models/gemini-2.5-pro,
 # us.anthropic.claude-3-7-sonnet-20250219-v1:0, accounts/fireworks/models/llama-v3p1-8b-instruct).
@@ -44,8 +47,8 @@ class ModelLabels:
                 label = model
             else:
                 label = OTHER
-            if label is not OTHER or len(self._labels) < 4 * MAX_FIRST_SEEN:
-                # Names already judged `other` are remembered too, up to a bound (the set stays small).
+            if label is not OTHER or (len(model) <= _REMEMBERED_LENGTH and len(self._labels) < 4 * MAX_FIRST_SEEN):
+                # Short names judged `other` are remembered too, up to a bound (the set stays small).
                 self._labels[model] = label
         return label
 

@@ -50,6 +50,11 @@ class Secrets:
                 text = text.replace(secret, REDACTED)
         return text
 
+    def redact_quoted(self, text: str) -> str:
+        """``text``, a provider's words, with these secrets and any key-shaped word redacted: a
+        provider quotes the key it refused, and a key of the client's own may be in no registry."""
+        return _KEY_SHAPES.sub(REDACTED, self.redact_text(text))
+
     def mask(self, data: bytes) -> bytes:
         """``data`` with every secret replaced by as many ``*`` (same length)."""
         for secret, stars in self._encoded:

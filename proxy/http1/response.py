@@ -8,12 +8,14 @@ connection may carry another request (``_keep_alive``).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Protocol
 
 import httptools
 
+from ..logs import log, upstream_log
 from .errors import HTTPError, ReadTimeout, RemoteProtocolError
 from .framing import MAX_HEAD_BYTES, ending_error, length_is_declared, status_problem
 from .state import AWAITING_HEAD, BODY, COMPLETE, FAILED, INTERIM, OVER, RELEASED, TransitionError, move
@@ -21,6 +23,21 @@ from .state import AWAITING_HEAD, BODY, COMPLETE, FAILED, INTERIM, OVER, RELEASE
 # Past this many unread bytes of an answer, the socket is no longer read (back-pressure from
 # a slow client reaches the upstream instead of filling Suture's memory).
 _HIGH_WATER = 256 * 1024
+# Fields RFC 9110 §6.5.1 keeps out of trailers, as only a header section can carry them: framing
+# (content-length, transfer-encoding), routing (host), the content's format (content-*), and the
+# trailer announcement itself. The body is framed by its chunks already: such a trailer is dropped
+# with a warning, never taken for the answer's end (llhttp would refuse a content-length there).
+_FORBIDDEN_TRAILERS = frozenset(
+    {
+        b"content-length",
+        b"transfer-encoding",
+        b"host",
+        b"content-type",
+        b"content-encoding",
+        b"content-range",
+        b"trailer",
+    }
+)
 
 
 class Wire(Protocol):
@@ -53,6 +70,8 @@ class Response:
         self._received = 0
         self._head_bytes = 0
         self._trailer_bytes = 0
+        self._forbidden: list[str] | None = None
+        """Names of the trailer fields RFC 9110 forbids that the answer carried (dropped)."""
         self._since_body = 0
         self._head_request = head_request
         self._error: HTTPError | None = None
@@ -226,6 +245,9 @@ class Response:
             self._trailer_bytes += len(name) + len(value) + 4
             if self._trailer_bytes > MAX_HEAD_BYTES:
                 raise RemoteProtocolError(f"the upstream's trailers exceed {MAX_HEAD_BYTES} bytes")
+            low = name.lower()
+            if low in _FORBIDDEN_TRAILERS:
+                self._forbidden = [*(self._forbidden or ()), low.decode("ascii")]
             return
         self._head_bytes += len(name) + len(value) + 4
         self.headers.append((name, value))
@@ -247,6 +269,9 @@ class Response:
         # The parser keeps a connection alive only past a body it can see the end of.
         self._framed = status in (204, 304) or self._parser.should_keep_alive() or length_is_declared(self.headers)
         self._since_body = 0
+        # The head's framing is settled, checked strictly: what llhttp reads past it with the
+        # same state machine is trailers, where a content-length must not fail the answer.
+        self._parser.set_dangerous_leniencies(lenient_chunked_length=True)
         # No body answers HEAD, whatever Content-Length says (RFC 9110 §9.3.2); httptools cannot
         # be told so and would wait for one: the answer ends with its head, its connection too.
         self._state = move(self._state, COMPLETE if self._head_request else BODY)
@@ -265,6 +290,13 @@ class Response:
             return
         # Read here: the parser forgets the answer's keep-alive flag once the message is over.
         self._keep_alive = self._parser.should_keep_alive()
+        if self._forbidden is not None:
+            log(
+                upstream_log,
+                logging.WARNING,
+                "upstream sent trailer fields RFC 9110 forbids in trailers; dropped",
+                trailers=self._forbidden,
+            )
         if state is not COMPLETE:  # the answer to HEAD was complete with its head
             self._state = move(state, COMPLETE)
         self._wake()

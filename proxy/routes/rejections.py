@@ -23,7 +23,9 @@ __all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier"]
 from ..capture import decoded
 from ..client_watch import ClientGone
 from ..logs import log, repair_log
+from ..redaction import Secrets
 from ..settings import RejectionRepairSettings
+from .credentials import request_secrets
 from .off_loop import long_transcript
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ class Retrier:
     """The strategy of the retry in flight, until its answer is known."""
     restore_ids: dict[str, str] = field(default_factory=dict)
     """Tool-call ids the retries' repairs rewrote for the provider, mapped back to the client's."""
+    secrets: Secrets | None = field(default=None, repr=False)
+    """Suture's secrets and this request's credentials, once a refusal needs them redacted."""
 
     def wants(self, status: int) -> bool:
         """Whether an answer with ``status`` may be a transcript refusal worth another try."""
@@ -90,7 +94,9 @@ class Retrier:
                 "repair from the refusal failed", extra={"fields": {"request_id": exchange.request_id}}
             )
             return None
-        said = exchange.state.secrets.redact_text(message)[:500]
+        # Providers quote the key they refused: the client's own, or Suture's. Redacted before
+        # the cut, which could leave a key's head no longer recognisable as one.
+        said = self._secrets().redact_quoted(message)[:500]
         if outcome.body is None:
             log(
                 repair_log,
@@ -119,6 +125,16 @@ class Retrier:
             label, "accepted" if accepted else "refused_again", self.strategy
         ).inc()
         self.strategy = None
+
+    def _secrets(self) -> Secrets:
+        if self.secrets is None:
+            exchange = self.exchange
+            secrets = exchange.state.secrets
+            if exchange.request is not None and exchange.provider is not None:
+                cfg = exchange.state.settings.route(exchange.provider.name)
+                secrets = secrets.with_values(request_secrets(exchange.request, cfg))
+            self.secrets = secrets
+        return self.secrets
 
     def _record(self, outcome: RejectionRepair, status: int, said: str) -> None:
         exchange = self.exchange

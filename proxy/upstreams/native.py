@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
+import math
+import random
 import re
 import ssl
 import urllib.parse
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Set
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +47,7 @@ _NOT_RELAYED = HOP_BY_HOP | {"date"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 _SSE_HEADER_NAMES = frozenset(k.encode() for k in _SSE_HEADERS)
 _SSE_HEADER_PAIRS = [(k.encode(), v.encode()) for k, v in _SSE_HEADERS.items()]
-# Seconds of an upstream's Retry-After that Suture waits out itself before a retry.
+# Seconds of an upstream's Retry-After (or retry-after-ms) that Suture waits out itself before a retry.
 _MAX_RETRY_AFTER = 30
 
 Headers = list[tuple[bytes, bytes]]
@@ -220,10 +224,13 @@ class Upstream:
         retries: RetrySettings | None = None,
         ssl_context: ssl.SSLContext | None = None,
         proxy: http1.Proxy | None = None,
+        jitter: Callable[[], float] = random.random,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.retries = retries or RetrySettings()
+        self.jitter = jitter
+        """A draw in [0, 1): how much of each backoff's second half is waited (random)."""
         # Called on each request as built, just before it is sent (Bedrock's SigV4).
         self.sign = sign
         url = urllib.parse.urlsplit(self.base_url)
@@ -325,7 +332,7 @@ class Upstream:
                 upstream=self.base_url,
                 attempt=attempt,
                 reason=reason,
-                delay_s=delay,
+                delay_s=round(delay, 3),
             )
             await asyncio.sleep(delay)
             attempt += 1
@@ -339,7 +346,10 @@ class Upstream:
         return UpstreamError(self.base_url, exc)
 
     def _backoff(self, attempt: int) -> float:
-        return float(self.retries.backoff * 2 ** (attempt - 1))
+        # Equal jitter: half the doubled backoff, then up to as much again at random, so requests
+        # refused together (one 429 to many clients) do not all come back at the same instant.
+        full = self.retries.backoff * 2 ** (attempt - 1)
+        return float(full / 2 + full / 2 * self.jitter())
 
     def _retry_delay(self, response: Response, attempt: int) -> float | None:
         """Seconds to wait before retrying this answer, or None to relay it."""
@@ -349,12 +359,45 @@ class Upstream:
         if not wanted or attempt >= self.retries.attempts:
             return None
         delay = self._backoff(attempt)
-        retry_after = response.header("retry-after") or ""
-        if retry_after.isdigit():
-            if int(retry_after) > _MAX_RETRY_AFTER:
+        asked = requested_wait(response.header("retry-after-ms"), response.header("retry-after"))
+        if asked is not None:
+            if asked > _MAX_RETRY_AFTER:
                 return None  # the client is better placed to wait that long, or not
-            delay = max(delay, float(retry_after))
+            delay = max(delay, asked)
         return delay
+
+
+def requested_wait(retry_after_ms: str | None, retry_after: str | None, now: datetime | None = None) -> float | None:
+    """Seconds an answer asks to be waited before the next try; None when it asks nothing readable.
+
+    ``retry-after-ms`` first (milliseconds, sent by OpenAI and Anthropic, whose SDKs read it
+    first), then ``Retry-After``: seconds or an HTTP-date (RFC 9110 §10.2.3), one already past
+    being 0. Seconds may have a fraction, as the SDKs read them.
+    """
+    if retry_after_ms is not None:
+        milliseconds = _non_negative(retry_after_ms)
+        if milliseconds is not None:
+            return milliseconds / 1000
+    if retry_after is None:
+        return None
+    seconds = _non_negative(retry_after)
+    if seconds is not None:
+        return seconds
+    try:
+        moment = email.utils.parsedate_to_datetime(retry_after)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if moment.tzinfo is None:  # "-0000": UTC, of a source that does not say where it is (RFC 5322)
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, (moment - (now or datetime.now(UTC))).total_seconds())
+
+
+def _non_negative(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 class UncheckableEncoding(Exception):

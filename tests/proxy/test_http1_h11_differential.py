@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import h11
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from proxy.http1 import HTTPError, Response
@@ -59,6 +59,18 @@ STRICTER = {
     # for most; Suture refuses the answer rather than take those bytes for the final one's.
     "framed-interim",
 }
+
+
+# Fields RFC 9110 §6.5.1 keeps out of trailers, one at most per answer: h11 reads (and validates)
+# them as it does header fields; Suture drops them, and neither takes them for the body's framing.
+FORBIDDEN_TRAILERS = [
+    b"Content-Length: 5",
+    b"Content-Length: 0",
+    b"Content-Length: five",
+    b"Transfer-Encoding: chunked",
+    b"Host: elsewhere",
+    b"Content-Type: text/plain",
+]
 
 
 @dataclass(frozen=True)
@@ -202,13 +214,17 @@ def _chunked(draw: st.DrawFn, body: bytes, lines: _Lines) -> bytes:
             size += draw(st.sampled_from([-1, 1])) if size > 1 else 1
         encoded += _chunk_size(draw, size, lines) + lines.end() + piece + lines.end()
     encoded += _chunk_size(draw, 0, lines) + lines.end()
+    trailers = []
     for _ in range(draw(st.integers(0, 2))):
         if draw(st.integers(0, 9)) == 0:
             lines.stricter.add("obs-fold")
-            encoded += b"X-Trailer: first" + lines.end() + b" second" + lines.end()
+            trailers.append(b"X-Trailer: first" + lines.end() + b" second" + lines.end())
         else:
-            encoded += b"X-Trailer: " + draw(st.sampled_from([b"1", b"checksum=abc", b""])) + lines.end()
-    return encoded + lines.end()
+            trailers.append(b"X-Trailer: " + draw(st.sampled_from([b"1", b"checksum=abc", b""])) + lines.end())
+    forbidden = draw(st.sampled_from([None] * 6 + FORBIDDEN_TRAILERS))
+    if forbidden is not None:
+        trailers.insert(draw(st.integers(0, len(trailers))), forbidden + lines.end())
+    return encoded + b"".join(trailers) + lines.end()
 
 
 def _chunk_size(draw: st.DrawFn, size: int, lines: _Lines) -> bytes:
@@ -395,8 +411,14 @@ def expected(answer: Answer, h11_saw: Verdict) -> Verdict:
     return h11_saw
 
 
+_CONTENT_LENGTH_TRAILER = (
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nContent-Length: 5\r\n\r\n"
+)
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answers())
+@example(Answer(_CONTENT_LENGTH_TRAILER, _CONTENT_LENGTH_TRAILER, frozenset(), (60,)))
 def test_suture_reads_an_answer_as_h11_does(answer: Answer) -> None:
     h11_saw = h11_verdict(answer)
     # What the examples cover (pytest --hypothesis-show-statistics).
