@@ -7,6 +7,7 @@ repair log out.
 from ._errors import PolicyError, SanitizeError, UnknownAPIError, UnknownProviderError
 from ._model import Repair, SanitizeResult
 from ._policy import Policy
+from .capabilities import Capabilities, model_capabilities
 from .providers import Api
 from .sanitize import APIS, SANITIZE_PROVIDERS, looks_clean, sanitize, validator_provider
 from .validation import PROVIDERS, Violation, error_envelope, validate
@@ -16,6 +17,7 @@ __all__ = [
     "PROVIDERS",
     "SANITIZE_PROVIDERS",
     "Api",
+    "Capabilities",
     "Policy",
     "PolicyError",
     "Repair",
@@ -26,6 +28,7 @@ __all__ = [
     "Violation",
     "error_envelope",
     "looks_clean",
+    "model_capabilities",
     "sanitize",
     "validate",
     "validator_provider",

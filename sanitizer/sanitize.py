@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ._errors import SanitizeError, UnknownAPIError
@@ -31,10 +32,19 @@ _LOOKS = {
     key: tuple(r for r in rules if r not in _RULES[(key[0], None)] or r.looks_past(*key))
     for key, rules in _RULES.items()
 }
+# The format's own rules its check may suspect without knowing whether they must act (that turns
+# on the model or the request): their quick look (Rule.clean) settles the suspicion.
+_JUDGES = {key: {r.code: r for r in rules if r.judges_suspicion} for key, rules in _RULES.items()}
 
 
 def sanitize(
-    body: Any, *, api: str, policy: Policy | None = None, provider: str | None = None, model: str | None = None
+    body: Any,
+    *,
+    api: str,
+    policy: Policy | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    betas: Iterable[str] = (),
 ) -> SanitizeResult:
     """Repair ``body`` so the provider accepts its transcript.
 
@@ -48,10 +58,13 @@ def sanitize(
     the model where the body does not (a native Gemini body: the URL names it); otherwise the
     body's own ``model`` is used. Some repairs are for some models only (Gemini 3's thought
     signatures; the final assistant message a model without prefill refuses, which Bedrock and
-    Vertex also name in the URL; text next to a toolUse, which Bedrock's Llama models refuse).
+    Vertex also name in the URL; text next to a toolUse, which Bedrock's Llama models refuse; a
+    system message inside ``messages``, which Claude Opus 4.8 and later take). Which models take
+    what is the capability table's (:mod:`sanitizer.capabilities`). ``betas`` are what the request
+    declares of itself (its ``anthropic-beta`` header's values); they count where no model is named.
     """
     dialect, provider = _bound(body, api, provider)
-    look = _quick_look(dialect, body, api, policy, provider, model)
+    look = _quick_look(dialect, body, api, policy, provider, model, _declared(betas))
     if look is None:
         return SanitizeResult(body)
     ctx, first = look
@@ -66,7 +79,13 @@ def sanitize(
 
 
 def looks_clean(
-    body: Any, *, api: str, policy: Policy | None = None, provider: str | None = None, model: str | None = None
+    body: Any,
+    *,
+    api: str,
+    policy: Policy | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    betas: Iterable[str] = (),
 ) -> bool:
     """Whether :func:`sanitize` would return ``body`` unchanged on its quick check alone.
 
@@ -76,7 +95,12 @@ def looks_clean(
     long repairs). Takes and raises what :func:`sanitize` does.
     """
     dialect, provider = _bound(body, api, provider)
-    return _quick_look(dialect, body, api, policy, provider, model) is None
+    return _quick_look(dialect, body, api, policy, provider, model, _declared(betas)) is None
+
+
+def _declared(betas: Iterable[str]) -> frozenset[str]:
+    # One beta given as a string is one value, not its letters.
+    return frozenset((betas,) if isinstance(betas, str) else betas)
 
 
 def _bound(body: Any, api: str, provider: str | None) -> tuple[Dialect, str | None]:
@@ -96,24 +120,37 @@ def _bound(body: Any, api: str, provider: str | None) -> tuple[Dialect, str | No
 
 
 def _quick_look(
-    dialect: Dialect, body: dict[str, Any], api: str, policy: Policy | None, provider: str | None, model: str | None
+    dialect: Dialect,
+    body: dict[str, Any],
+    api: str,
+    policy: Policy | None,
+    provider: str | None,
+    model: str | None,
+    betas: frozenset[str],
 ) -> tuple[Context, int] | None:
     """None when the quick check vouches for the body, else the context of the full pass and the
     index of the first rule it must apply: the rules ahead of it find nothing in a body no rule
-    has changed. The format's own check names its suspects (Dialect.suspects); a rule it cannot
-    vouch for (Rule.clean, a provider's own) is asked itself, or, past a format fault, suspected."""
+    has changed. The format's own check names its suspects (Dialect.suspects); a suspect that
+    judges its own suspicion (Rule.judges_suspicion) is asked, and a rule the check cannot vouch
+    for (Rule.clean, a provider's own) is asked itself, or, past a format fault, suspected."""
     suspects = dialect.suspects(body)
-    rules = _RULES[(api, provider)]
-    looks = _LOOKS[(api, provider)]
+    key = (api, provider)
+    rules = _RULES[key]
+    looks = _LOOKS[key]
+    ctx: Context | None = None
+    judges = _JUDGES[key]
+    if suspects and judges and not suspects.isdisjoint(judges):
+        ctx = _context(dialect, body, api, policy, provider, model, betas)
+        suspects = suspects.difference(code for code in suspects if code in judges and judges[code].clean(body, ctx))
     if suspects == CLEAN:
         if not looks:
             return None
-        ctx = _context(dialect, body, api, policy, provider, model)
+        ctx = ctx or _context(dialect, body, api, policy, provider, model, betas)
         for index, rule in enumerate(rules):
             if rule in looks and not rule.clean(body, ctx):
                 return ctx, index
         return None
-    ctx = _context(dialect, body, api, policy, provider, model)
+    ctx = ctx or _context(dialect, body, api, policy, provider, model, betas)
     if suspects is None:
         return ctx, 0
     for index, rule in enumerate(rules):
@@ -123,12 +160,18 @@ def _quick_look(
 
 
 def _context(
-    dialect: Dialect, body: dict[str, Any], api: str, policy: Policy | None, provider: str | None, model: str | None
+    dialect: Dialect,
+    body: dict[str, Any],
+    api: str,
+    policy: Policy | None,
+    provider: str | None,
+    model: str | None,
+    betas: frozenset[str],
 ) -> Context:
     if model is None:
         named = captured_model(body) if api == "bedrock-converse" else body.get("model")
         model = named if isinstance(named, str) else None
-    return Context(api, dialect, policy or _DEFAULT_POLICY, provider, model)
+    return Context(api, dialect, policy or _DEFAULT_POLICY, provider, model, betas=betas)
 
 
 def validator_provider(api: str, provider: str | None) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,14 @@ def add_input_options(parser: argparse.ArgumentParser, *, provider: bool = True)
         "--model",
         help="the model the request is for, where the body does not name it: a native Gemini body's is in "
         "its URL (default: the one a capture's or HTTP dump's request path names)",
+    )
+    parser.add_argument(
+        "--beta",
+        action="append",
+        default=[],
+        metavar="BETA",
+        help="an anthropic-beta value the request declared (repeat, or comma-separate; default: an HTTP "
+        "dump's anthropic-beta header); counts where no model is named",
     )
 
 
@@ -122,15 +131,24 @@ class Findings:
         return self.shape_error is None and not self.violations
 
 
-def examine(payload: Payload, provider: str, policy: Policy | None = None, model: str | None = None) -> Findings:
+def examine(
+    payload: Payload,
+    provider: str,
+    policy: Policy | None = None,
+    model: str | None = None,
+    betas: Iterable[str] = (),
+) -> Findings:
     """Validate ``payload`` for ``provider``, repair it when Suture can, and validate the repair.
 
-    ``model`` where the body does not name it, else the one in the payload's request path."""
+    ``model`` where the body does not name it, else the one in the payload's request path;
+    ``betas`` (``--beta``), else the ones its ``anthropic-beta`` header declared."""
     if model is None and payload.path is not None:
         named = _PATH_MODEL.search(payload.path)
         model = named.group(1) if named else None
+    declared = [*betas] or [payload.headers.get("anthropic-beta", "")]
+    betas = frozenset(b.strip() for value in declared for b in value.split(",") if b.strip())
     try:
-        violations = validate(payload.body, api=payload.api, provider=provider, model=model)
+        violations = validate(payload.body, api=payload.api, provider=provider, model=model, betas=betas)
     except SanitizeError as exc:
         return Findings(payload, provider, [], [], None, [], shape_error=str(exc))
     except (UnknownAPIError, UnknownProviderError) as exc:
@@ -138,10 +156,14 @@ def examine(payload: Payload, provider: str, policy: Policy | None = None, model
     if payload.api not in APIS:
         return Findings(payload, provider, violations, [], None, violations)
     try:
-        result = sanitize(payload.body, api=payload.api, policy=policy, provider=provider, model=model)
+        result = sanitize(payload.body, api=payload.api, policy=policy, provider=provider, model=model, betas=betas)
     except SanitizeError as exc:
         return Findings(payload, provider, violations, [], None, violations, shape_error=str(exc))
-    remaining = validate(result.body, api=payload.api, provider=provider, model=model) if result.repairs else violations
+    remaining = (
+        validate(result.body, api=payload.api, provider=provider, model=model, betas=betas)
+        if result.repairs
+        else violations
+    )
     return Findings(payload, provider, violations, result.repairs, result.body, remaining)
 
 

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.files:
         try:
             payload = load(path, args.api)
-            findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model)
+            findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model, args.beta)
         except CommandError as exc:
             print(f"suture: {exc}", file=sys.stderr)
             if args.json:

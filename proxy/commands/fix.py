@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_policy(args.policy)
         payload = load(args.file, args.api)
         repairable(payload)
-        findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model)
+        findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model, args.beta)
     except CommandError as exc:
         print(f"suture: {exc}", file=sys.stderr)
         return UNUSABLE

@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         policy = parse_policy(args.policy)
         payload = load(args.file, args.api)
         repairable(payload)
-        findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model)
+        findings = examine(payload, provider_of(payload.api, args.provider), policy, args.model, args.beta)
         if findings.repaired is None:
             raise CommandError(f"{payload.source}: not a valid {payload.api} body: {findings.shape_error}")
         url = target_url(args.to, payload.api, payload.path)

@@ -41,7 +41,8 @@ async def proxy_transcript(
     state = exchange.state
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
-    prepared = _prepare(raw, route, state, mode, model, exchange.request_id)
+    betas = _betas(exchange) if route.api == "anthropic-messages" else _NO_BETAS
+    prepared = _prepare(raw, route, state, mode, model, betas, exchange.request_id)
     if prepared.error is None and prepared.deferred:
         # One trip to a worker thread for the repair and the serialisation (each trip costs a
         # thread handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
@@ -72,9 +73,9 @@ async def proxy_transcript(
             # validate() resolves the provider through the table as sanitize() and `suture check` do:
             # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
             found = (
-                await exchange.off_loop(_validate, body, api, rules_for, model)
+                await exchange.off_loop(_validate, body, api, rules_for, model, prepared.betas)
                 if prepared.long
-                else _validate(body, api, rules_for, model)
+                else _validate(body, api, rules_for, model, prepared.betas)
             )
             problems += [f"{v.rule}: {v.message}" for v in found]
         except SanitizeError as exc:
@@ -118,9 +119,13 @@ class _Prepared:
     """A long transcript the quick check could not vouch for: the full pass is still to run (_repair)."""
     long: bool = False
     """A transcript whose Python work goes to a worker thread (off_loop.long_transcript)."""
+    betas: frozenset[str] = frozenset()
+    """What the request declares of itself: its ``anthropic-beta`` values (sanitize's ``betas``)."""
 
 
-def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, request_id: str) -> _Prepared:
+def _prepare(
+    raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, betas: frozenset[str], request_id: str
+) -> _Prepared:
     """Parse, route by model, then repair and serialise, except for a long transcript the quick
     check cannot vouch for, which comes back ``deferred`` for :func:`_repair` in a worker thread."""
     try:
@@ -140,12 +145,12 @@ def _prepare(raw: bytes, route: Route, state: ProxyState, mode: str, model: str 
     # The core's provider table says which rules bind the body: the route's provider's, or the
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
-    prepared = _Prepared(None, body, target, rules_for, SanitizeResult(body), raw)
+    prepared = _Prepared(None, body, target, rules_for, SanitizeResult(body), raw, betas=betas)
     prepared.long = long_transcript(body)
     if not prepared.long:
         return _repair(prepared, api, state, mode, model, request_id)
     try:
-        clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model)
+        clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model, betas=betas)
     except Exception:
         clean = False  # for the full pass to report or survive, as for any body
     prepared.deferred = not clean
@@ -159,7 +164,9 @@ def _repair(
     body = prepared.body
     prepared.deferred = False
     try:
-        result = sanitize(body, api=api, policy=state.policy, provider=prepared.rules_for, model=model)
+        result = sanitize(
+            body, api=api, policy=state.policy, provider=prepared.rules_for, model=model, betas=prepared.betas
+        )
     except SanitizeError as exc:
         return _Prepared(str(exc))
     except Exception:
@@ -184,8 +191,21 @@ def _repair(
     return prepared
 
 
-def _validate(body: Any, api: str, provider: str | None, model: str | None) -> list[Any]:
-    return validate(body, api=api, provider=provider, model=model)
+def _validate(body: Any, api: str, provider: str | None, model: str | None, betas: frozenset[str]) -> list[Any]:
+    return validate(body, api=api, provider=provider, model=model, betas=betas)
+
+
+_NO_BETAS: frozenset[str] = frozenset()
+
+
+def _betas(exchange: Exchange) -> frozenset[str]:
+    """The request's ``anthropic-beta`` values: comma-separated, in one header or several. Which
+    capabilities they declare is the core's to say (``sanitizer.capabilities``)."""
+    request = exchange.request
+    if request is None:
+        return _NO_BETAS
+    values = request.headers.getlist("anthropic-beta")
+    return frozenset(beta.strip() for value in values for beta in value.split(",") if beta.strip())
 
 
 def _capture_draft(

@@ -56,6 +56,13 @@ class AnthropicMessages(Dialect):
                 content = message["content"]
                 if turn_servers and role != "assistant":
                     turn_servers.clear()
+                if role == "system":
+                    # Whether it may stay where it is turns on the model and the request (AN014's
+                    # quick look settles it); one holding more than text is for the full pass.
+                    if not _all_text(content):
+                        return None
+                    found.add("AN014")
+                    continue
                 if type(content) is str:
                     if not content.strip() or role not in ROLES:
                         return None
@@ -170,8 +177,8 @@ class AnthropicMessages(Dialect):
             if type(message) is not dict:
                 require_object(message, f"messages[{index}]")
             role = message.get("role")
-            # A system message inside messages is a transcript problem (AN014 moves it to the
-            # top-level system field), not a shape error; any other role is.
+            # A system message inside messages is a transcript matter (Claude Opus 4.8 and later
+            # take one; AN014 moves it for the others), not a shape error; any other role is.
             if role not in ROLES and role != "system":
                 raise SanitizeError(f"messages[{index}].role", f"must be 'user' or 'assistant', not {role!r}")
             parts, sided = _parts(message.get("content"), index)
@@ -255,6 +262,23 @@ def _final_thinking(message: Any, enabled: bool) -> bool:
     if enabled:
         return type(content[-1]) is dict and content[-1].get("type") in THINKING_BLOCKS
     return any(type(block) is dict and block.get("type") in THINKING_BLOCKS for block in content)
+
+
+def _all_text(content: Any) -> bool:
+    """A message's content that is text only, each text saying something."""
+    if type(content) is str:
+        return bool(content.strip())
+    return (
+        type(content) is list
+        and bool(content)
+        and all(
+            type(block) is dict
+            and block.get("type") == "text"
+            and type(block.get("text")) is str
+            and bool(block["text"].strip())
+            for block in content
+        )
+    )
 
 
 def _blank_system(system: Any) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._model import Repair
 from .._policy import Policy
+from ..capabilities import NONE
 from ..dialects import DIALECTS
 from ..rules import RULES, Context
 from ..rules._base import Rule
@@ -93,7 +94,9 @@ def repair_rejection(
         transcript = dialect.parse(body)
     except Exception as exc:  # a body the sanitizer cannot read is the provider's to refuse
         return RejectionRepair(None, f"the body cannot be parsed: {exc}")
-    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model or _model(body))
+    # The refusal is the provider's word over the capability table: a model that refused what the
+    # table says it takes (a system message inside messages) is repaired as one that takes nothing.
+    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model or _model(body), known=NONE)
     strategy = _repair(transcript, ctx, api, reading)
     if strategy is None:
         return RejectionRepair(None, "nothing the refusal names can be changed", codes=reading.codes)

@@ -1,8 +1,9 @@
 """The repair rules, one per module, and the order they run in.
 
 Order matters (pydantic-ai's rationale, extended): system messages an Anthropic body holds in
-``messages`` go to its top-level field, which then loses its blank texts (and a Gemini body's
-OpenAI-style roles are renamed or moved, GM007) before any rule looks at turns; then make ids
+``messages`` that the model does not take there go into the user turn they stand by (or, opening
+the conversation, to its top-level field, which then loses its blank texts), and a Gemini body's
+OpenAI-style roles are renamed or moved (GM007), before any rule looks at turns; then make ids
 unambiguous (and drop the unsigned thinking no request can carry, before any rule moves thinking),
 then drop the results nothing can own, then move what exists to where it belongs,
 and only then synthesize what is still missing; cosmetic fixes for empty content come last,
@@ -13,8 +14,10 @@ cannot take is dropped, which can make the turn before it the last tool round; t
 put first in every assistant turn (after all the moves that can split a turn from its
 thinking), a final message the API refuses for its thinking is settled (and a turn of thinking
 alone, which a Chat provider behind LiteLLM would get as null content, removed), and only then is
-the final assistant text trimmed. A conversation that all this left with no message gets its
-placeholder at the very end.
+the final assistant text trimmed. A system message the model takes, which all this left
+beside no user message, joins a user turn (stranded-system-message) once nothing else can remove
+a message; and a conversation that all this left with no message gets its placeholder at the
+very end.
 
 Chat bodies get their null content, id-less tool messages and the legacy functions API's
 argument-less calls and nameless results settled first (and the functions API turned into tool
@@ -55,6 +58,7 @@ from .an017_thinking_only_turn import ThinkingOnlyTurn
 from .an018_blank_system_text import BlankSystemText
 from .an019_unsigned_thinking import UnsignedThinking
 from .an020_image_media_type import ImageMediaType
+from .an021_stranded_system_message import StrandedSystemMessage
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -184,6 +188,7 @@ RULES: tuple[Rule, ...] = (
     ContentPartsNotString(),
     UnsupportedMessageKey(),
     FinalAssistantMessage(),
+    StrandedSystemMessage(),
     EmptyTranscript(),
 )
 

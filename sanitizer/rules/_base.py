@@ -11,7 +11,9 @@ from typing import Any, ClassVar
 from .._ir import Entry, Part, Transcript
 from .._model import Repair
 from .._policy import Policy
+from ..capabilities import Capabilities, model_capabilities
 from ..dialects import Dialect
+from ..providers import binding
 
 DOC_HEADINGS = ("What it repairs", "Why", "Example", "Safety")
 
@@ -27,6 +29,20 @@ class Context:
     repairs: list[Repair] = field(default_factory=list)
     restore_ids: dict[str, str] = field(default_factory=dict)
     """Ids rewritten for the provider, mapped back to the client's own (for the response)."""
+    betas: frozenset[str] = frozenset()
+    """What the request declares of itself: its ``anthropic-beta`` values."""
+    known: Capabilities | None = None
+    """What the model takes, where the caller knows better than the capability table (a refusal
+    does); None looks it up in the table on first use (:attr:`capabilities`)."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the request's model takes beyond what every model of its provider does, from the
+        capability table (``sanitizer.capabilities``): rules read it here, never on their own."""
+        if self.known is None:
+            provider = self.provider or binding(self.api, None).provider
+            self.known = model_capabilities(provider, self.model, self.betas)
+        return self.known
 
     def report(
         self,
@@ -58,6 +74,12 @@ class Rule:
     looks_past_format: ClassVar[bool] = False
     """A rule of the format's own whose action turns on what the body does not say (the model, the
     policy), which ``looks_clean`` cannot vouch for: the fast path asks its :meth:`clean` too."""
+
+    judges_suspicion: ClassVar[bool] = False
+    """The format's check suspects this rule wherever the body holds what it may repair, but
+    whether it must turns on what the body does not say (the model, the request's betas): the fast
+    path asks :meth:`clean` of a suspected body, and drops the suspicion when it answers True. Its
+    ``clean`` must read any body the check suspected it in without failing."""
 
     def looks_past(self, api: str, provider: str | None) -> bool:
         """Whether the fast path asks :meth:`clean` of this rule of the format's own for a body of

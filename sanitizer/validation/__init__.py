@@ -19,6 +19,9 @@ A body of the wrong shape (``messages`` not an array, a message not an object...
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from ..capabilities import model_capabilities
 from ..providers import binding
 from ._anthropic import validate_anthropic
 from ._bedrock import validate_bedrock
@@ -32,13 +35,23 @@ from ._violation import Violation
 __all__ = ["PROVIDERS", "Violation", "error_envelope", "validate"]
 
 
-def validate(body: object, *, api: str, provider: str | None = None, model: str | None = None) -> list[Violation]:
+def validate(
+    body: object,
+    *,
+    api: str,
+    provider: str | None = None,
+    model: str | None = None,
+    betas: Iterable[str] = (),
+) -> list[Violation]:
     """Every rule of ``provider`` (default: the API's own) that ``body`` breaks, first-reported first.
 
     ``model`` is the model the request is for, where the body does not say (a native Gemini body:
     the model is in the URL); a Chat body's own ``model`` is used when it is not given. Some rules
     hold for some models only (Gemini 3's thought signatures; text next to a toolUse, which
-    Bedrock's Llama models refuse: a Converse body's model is in the URL).
+    Bedrock's Llama models refuse: a Converse body's model is in the URL; a system message inside
+    an Anthropic body's ``messages``, which Claude Opus 4.8 and later take: the capability table,
+    :mod:`sanitizer.capabilities`). ``betas`` are what the request declares of itself (its
+    ``anthropic-beta`` values), which count where no model is named, as for ``sanitize``.
 
     Raises ``UnknownAPIError`` / ``UnknownProviderError`` (listing the known names) for an
     unknown ``api`` or a ``provider`` not valid for it, and ``SanitizeError`` for a body that
@@ -49,7 +62,12 @@ def validate(body: object, *, api: str, provider: str | None = None, model: str 
         if resolved in CHAT_VIA_LITELLM:
             # Bound for a Chat provider: what reaches it is LiteLLM's conversion of the body.
             return validate_via_litellm(body, resolved, model)
-        return validate_anthropic(body, resolved)
+        named = model if model is not None else (body.get("model") if isinstance(body, dict) else None)
+        declared = (betas,) if isinstance(betas, str) else betas
+        capabilities = model_capabilities(
+            binding(api, provider).provider, named if isinstance(named, str) else None, declared
+        )
+        return validate_anthropic(body, resolved, capabilities=capabilities)
     if api == "openai-chat":
         return validate_openai_chat(body, resolved, model)
     if api == "openai-responses":

@@ -5,7 +5,9 @@ Check order, which is the order of the returned list (Anthropic reports only the
 1. schema and field checks, in body order: A12 (id pattern on ``tool_use.id`` and
    ``tool_result.tool_use_id``, and Anthropic's own ``srvtoolu_`` pattern on ``server_tool_use.id``
    and on its result's ``tool_use_id``), A18 (``tool_use.input`` is an object), the ``system`` role
-   inside ``messages``, ``anthropic.thinking-signature`` (a ``thinking`` block's required
+   inside ``messages`` (A10-system on a model that takes none, ``anthropic.system-placement`` for a
+   run placed where one that does refuses it: the capability table, ``sanitizer.capabilities``),
+   ``anthropic.thinking-signature`` (a ``thinking`` block's required
    ``signature``; Bedrock also reads an empty one as missing); then A19 (unique tool names);
 2. text checks: the same two on the top-level ``system`` (``A6-system`` / ``A7-system``; which
    of ``system`` and ``messages`` Anthropic checks first is not known), A6 / A7 (empty or
@@ -32,7 +34,9 @@ of the next turn, the error names that next message, as the recorded response do
 (``messages.1`` for the assistant message 0 and its results in message 1); otherwise it names
 the assistant turn.
 
-Merging (A9): consecutive messages with the same role are one turn. Message-level errors
+Merging (A9): consecutive messages with the same role are one turn; a system message is no turn
+(it was judged for its place in the schema checks) and the turns around it are read as if it were
+not there. Message-level errors
 print the index of the first message of the run; block-level errors print the block's own
 message and block index in the body as sent.
 
@@ -60,6 +64,7 @@ from typing import Any
 
 from .._errors import SanitizeError
 from .._media import mislabelled
+from ..capabilities import NONE, Capabilities
 from ._envelope import violation
 from ._openai_chat import D3_ANTHROPIC, deepseek_thinks
 from ._shape import as_dict, as_list, as_str, body_dict, required_list
@@ -105,9 +110,23 @@ A8 = "messages: final assistant content cannot end with trailing whitespace"
 # (anthropics/anthropic-sdk-typescript#622, cloudwego/eino-ext#710); Bedrock's was last reported
 # refusing it then (A10 [hist]: #622, langchain4j/langchain4j#1864), and is checked for it.
 A10 = 'messages: first message must use the "user" role'
-A10_SYSTEM = (
+# A system message inside messages, on a model that takes none there (the capability table,
+# sanitizer.capabilities): the API's text since Claude Opus 4.8 came (anthropics/claude-code#61242
+# and #61412, 2026-05, on Opus 4.7; gproxy-transform's claude_mid_conv_system), and the one before
+# it (A10-system in the catalogue), still read in a refusal.
+A10_SYSTEM = "role 'system' is not supported on this model"
+A10_SYSTEM_BEFORE = (
     'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
     'not "system" as an input message role.'
+)
+# On a model that takes them, a run of system messages that does not follow a user message (or an
+# assistant message ending in a server tool's use or result), or is neither last nor followed by
+# an assistant message, or opens messages (platform.claude.com, Mid-conversation system messages:
+# "Any other position ... returns a 400 error"). The text is a live 400 quoted in a public client's
+# tests (its messages.28, a run after an assistant message); the texts for the other misplacements
+# are not known, and this one is used for them.
+SYSTEM_PLACEMENT = (
+    "messages.{n}: role 'system' must follow a 'user' message or an 'assistant' message ending in a server tool result"
 )
 A11 = "messages.{n}.content.{m}: `tool_use` ids must be unique"
 A12 = "messages.{n}.content.{m}.{field}: String should match pattern '^[a-zA-Z0-9_-]+$'"
@@ -183,8 +202,11 @@ class _Out:
         self.items.append(violation(self.provider, f"anthropic.{rule}", message, index))
 
 
-def validate_anthropic(body: object, provider: str, index_map: list[int] | None = None) -> list[Violation]:
-    """Anthropic's rules for a Messages body; ``index_map`` maps printed indexes to body indexes."""
+def validate_anthropic(
+    body: object, provider: str, index_map: list[int] | None = None, *, capabilities: Capabilities = NONE
+) -> list[Violation]:
+    """Anthropic's rules for a Messages body; ``index_map`` maps printed indexes to body indexes;
+    ``capabilities`` are the model's (``sanitizer.capabilities``)."""
     b = body_dict(body)
     messages = required_list(b, "messages")
     out = _Out(provider, index_map)
@@ -194,7 +216,7 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     parsed = parse_messages(messages)
     last = len(parsed) - 1
 
-    _schema(parsed, out, provider)
+    _schema(parsed, out, provider, _refused_system(parsed, capabilities))
     _tool_names(b, out)
     _system_texts(b.get("system"), out)
     _texts(parsed, out)
@@ -215,7 +237,7 @@ def validate_anthropic(body: object, provider: str, index_map: list[int] | None 
     turns = _merge(parsed)
     _pairing(turns, out)
     model = b.get("model")
-    if turns[-1].role == "assistant" and isinstance(model, str) and model.startswith(_NO_PREFILL):
+    if parsed[last][0] == "assistant" and isinstance(model, str) and model.startswith(_NO_PREFILL):
         out.add("A17", A17, last)
     thinking = b.get("thinking")
     enabled = isinstance(thinking, dict) and thinking.get("type") == "enabled"
@@ -270,12 +292,49 @@ def parse_messages(messages: list[Any]) -> list[tuple[str, str | list[dict[str, 
     return parsed
 
 
-def _schema(parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out, provider: str) -> None:
+def _refused_system(parsed: list[tuple[str, str | list[dict[str, Any]]]], capabilities: Capabilities) -> dict[int, str]:
+    """The system messages the API refuses, by index: each one on a model that takes none; on one
+    that does, the first of each run placed where it may not stand."""
+    refused: dict[int, str] = {}
+    roles = [role for role, _ in parsed]
+    start = None
+    for i, role in enumerate([*roles, None]):
+        if role == "system":
+            if start is None:
+                start = i
+            if not capabilities.mid_conversation_system:
+                refused[i] = "A10-system"
+            continue
+        if start is not None and capabilities.mid_conversation_system:
+            before = parsed[start - 1] if start else None
+            after_user = before is not None and before[0] == "user"
+            if not (after_user or _ends_in_server_tool(before)) or role not in (None, "assistant"):
+                refused[start] = "system-placement"
+        start = None
+    return refused
+
+
+def _ends_in_server_tool(message: tuple[str, str | list[dict[str, Any]]] | None) -> bool:
+    """An assistant message whose last block is a server tool's use or result, with no client call
+    waiting for its result."""
+    if message is None or message[0] != "assistant" or isinstance(message[1], str) or not message[1]:
+        return False
+    kinds = [block["type"] for block in message[1]]
+    last = kinds[-1]
+    server = last in ("server_tool_use", "mcp_tool_use") or (last.endswith("_tool_result") and last != "tool_result")
+    return server and "tool_use" not in kinds
+
+
+def _schema(
+    parsed: list[tuple[str, str | list[dict[str, Any]]]], out: _Out, provider: str, refused: dict[int, str]
+) -> None:
     # Bedrock reads an empty signature as a missing one.
     unsigned = ("",) if provider == "bedrock" else ()
-    for i, (role, content) in enumerate(parsed):
-        if role == "system":
+    for i, (_, content) in enumerate(parsed):
+        if refused.get(i) == "A10-system":
             out.add("A10-system", A10_SYSTEM, i)
+        elif i in refused:
+            out.add("system-placement", SYSTEM_PLACEMENT.format(n=i), i)
         if isinstance(content, str):
             continue
         for j, block in enumerate(content):
@@ -414,7 +473,10 @@ def _tools_required(b: dict[str, Any], parsed: list[tuple[str, str | list[dict[s
 def _merge(parsed: list[tuple[str, str | list[dict[str, Any]]]]) -> list[_Turn]:
     turns: list[_Turn] = []
     for i, (role, content) in enumerate(parsed):
-        if not turns or turns[-1].role != role or role == "system":
+        if role == "system":
+            # Not a turn: where the model takes none, or where it stands, it was reported already.
+            continue
+        if not turns or turns[-1].role != role:
             turns.append(_Turn(role, i))
         if isinstance(content, str):
             turns[-1].blocks.append((i, 0, {"type": "text", "text": content}))
@@ -536,8 +598,10 @@ def _deepseek_thinking(parsed: list[tuple[str, str | list[dict[str, Any]]]], out
 
 
 def _thinking(turns: list[_Turn], out: _Out) -> None:
+    if len(turns) < 2:
+        return
     final = turns[-1]
-    if len(turns) < 2 or final.role != "user" or turns[-2].role != "assistant":
+    if final.role != "user" or turns[-2].role != "assistant":
         return
     if not any(block["type"] == "tool_result" for _, _, block in final.blocks):
         return

@@ -82,7 +82,6 @@ _CODES = (
             "A6": (an.A6,),
             "A7": (an.A7,),
             "A8": (an.A8,),
-            "A10-system": (an.A10_SYSTEM,),
             "A11": (an.A11,),
             "A12": (an.A12, an.A12_SERVER),
         },
@@ -98,6 +97,19 @@ _CODES = (
             "A19": (an.A19,),
             "A20": (an.A20,),
         },
+    ),
+    Code(
+        "anthropic.A10-system",
+        _ANTHROPIC,
+        (an.A10_SYSTEM, an.A10_SYSTEM_BEFORE),
+        _catalogue(1, "A10") + "; the text since Claude Opus 4.8: anthropics/claude-code#61242, #61412 (2026-05)",
+    ),
+    Code(
+        "anthropic.system-placement",
+        ("anthropic",),
+        (an.SYSTEM_PLACEMENT,),
+        "platform.claude.com, Mid-conversation system messages (the placement rules); the text, a live 400 "
+        "quoted in a public client's tests (not in the catalogue)",
     ),
     Code("anthropic.tools-required", _ANTHROPIC, (an.TOOLS_REQUIRED,), _PEERS),
     Code("anthropic.duplicate-result", _ANTHROPIC, (an.DUPLICATE_RESULT,), _PEERS + "; goose"),

@@ -22,6 +22,8 @@ class Case:
     provider: str | None = None
     model: str | None = None
     """The model the request is for, where the body does not name it (a native Gemini URL's)."""
+    betas: tuple[str, ...] = ()
+    """The request's ``anthropic-beta`` values: what it declares of itself."""
 
     @property
     def id(self) -> str:
@@ -40,6 +42,7 @@ def load(path: Path) -> Case:
         doc.get("expect_valid", True),
         doc.get("provider"),
         doc.get("model"),
+        tuple(doc.get("betas") or ()),
     )
 
 

@@ -27,9 +27,9 @@ def golden(path: Path) -> dict[str, Any]:
     return data
 
 
-def invalid(body: Any, api: str, provider: str | None = None, model: str | None = None) -> bool:
+def invalid(body: Any, api: str, provider: str | None = None, model: str | None = None, betas: Any = ()) -> bool:
     try:
-        return bool(validate(body, api=api, provider=validator_provider(api, provider), model=model))
+        return bool(validate(body, api=api, provider=validator_provider(api, provider), model=model, betas=betas))
     except SanitizeError:
         return True
 
@@ -45,7 +45,8 @@ def policy_args(case: dict[str, Any]) -> list[str]:
     not name it), as command-line options."""
     bound = ["--provider", case["provider"]] if case.get("provider") else []
     model = ["--model", case["model"]] if case.get("model") else []
-    return [arg for k, v in case.get("policy", {}).items() for arg in ("--policy", f"{k}={v}")] + bound + model
+    betas = [arg for beta in case.get("betas") or () for arg in ("--beta", beta)]
+    return [arg for k, v in case.get("policy", {}).items() for arg in ("--policy", f"{k}={v}")] + bound + model + betas
 
 
 def fixture_id(path: Path) -> str:
@@ -58,7 +59,11 @@ def fixture_id(path: Path) -> str:
 @pytest.mark.parametrize("fixture", FIXTURES, ids=fixture_id)
 def test_check_every_golden_fixture(fixture: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = golden(fixture)
-    expected = 1 if invalid(case["before"], case["api"], case.get("provider"), case.get("model")) else 0
+    expected = (
+        1
+        if invalid(case["before"], case["api"], case.get("provider"), case.get("model"), case.get("betas") or ())
+        else 0
+    )
     assert cli.main(["check", str(fixture), *policy_args(case)]) == expected
     out, err = capsys.readouterr()
     assert f"detected api: {case['api']}" in err
@@ -172,7 +177,11 @@ def test_fix_every_golden_fixture(fixture: Path, tmp_path: Path, capsys: pytest.
         return
     # The body alone, so the API is detected from its shape.
     path = write_body(tmp_path, case["before"])
-    expected = 1 if invalid(case["after"], case["api"], case.get("provider"), case.get("model")) else 0
+    expected = (
+        1
+        if invalid(case["after"], case["api"], case.get("provider"), case.get("model"), case.get("betas") or ())
+        else 0
+    )
     assert cli.main(["fix", str(path), *policy_args(case)]) == expected
     out, err = capsys.readouterr()
     assert json.loads(out) == case["after"]

@@ -24,7 +24,12 @@ UPDATE = os.environ.get("SUTURE_UPDATE_GOLDEN") == "1"
 def test_golden_case(case: Case) -> None:
     pristine = copy.deepcopy(case.before)
     result = sanitize(
-        case.before, api=case.api, policy=Policy.from_mapping(case.policy), provider=case.provider, model=case.model
+        case.before,
+        api=case.api,
+        policy=Policy.from_mapping(case.policy),
+        provider=case.provider,
+        model=case.model,
+        betas=case.betas,
     )
     repairs = [r.as_dict() for r in result.repairs]
     if UPDATE:
@@ -42,13 +47,12 @@ def test_golden_output_settles(case: Case) -> None:
     """Repairs converge: the repaired body needs no further repair, and serialises the same twice."""
     assert case.after is not None
     policy = Policy.from_mapping(case.policy)
-    again = sanitize(case.after, api=case.api, policy=policy, provider=case.provider, model=case.model)
+    kw = {"provider": case.provider, "model": case.model, "betas": case.betas}
+    again = sanitize(case.after, api=case.api, policy=policy, **kw)
     assert again.repairs == []
     assert again.body is case.after
-    first = sanitize(case.before, api=case.api, policy=policy, provider=case.provider, model=case.model).body
-    second = sanitize(
-        copy.deepcopy(case.before), api=case.api, policy=policy, provider=case.provider, model=case.model
-    ).body
+    first = sanitize(case.before, api=case.api, policy=policy, **kw).body
+    second = sanitize(copy.deepcopy(case.before), api=case.api, policy=policy, **kw).body
     assert json.dumps(first, sort_keys=False) == json.dumps(second, sort_keys=False)
 
 
@@ -58,7 +62,8 @@ def test_golden_output_follows_provider_rules(case: Case) -> None:
     if case.expect_valid:
         assert problems(case.after, case.api) == []
         checked_as = validator_provider(case.api, case.provider)
-        assert [v.message for v in validate(case.after, api=case.api, provider=checked_as, model=case.model)] == []
+        found = validate(case.after, api=case.api, provider=checked_as, model=case.model, betas=case.betas)
+        assert [v.message for v in found] == []
     else:
         assert problems(case.after, case.api) != [] or case.api not in ("openai-chat", "anthropic-messages")
         assert validate(case.after, api=case.api) != []

@@ -77,6 +77,9 @@ B7 = (
 SERVER_USE = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "q"}}
 SERVER_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []}
 THINK = {"type": "thinking", "thinking": "hmm", "signature": "sig"}
+SYSTEM_PLACEMENT = (
+    "messages.{n}: role 'system' must follow a 'user' message or an 'assistant' message ending in a server tool result"
+)
 
 Expected = list[tuple[str, str, int | None]]
 
@@ -347,15 +350,92 @@ CASES = [
         AN,
         None,
         anthropic({"role": "system", "content": "be nice"}, au("hi")),
-        [
-            (
-                "anthropic.A10-system",
-                'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, '
-                'not "system" as an input message role.',
-                0,
-            )
-        ],
+        [("anthropic.A10-system", "role 'system' is not supported on this model", 0)],
         "an-A10-system",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("hi"), {"role": "system", "content": "be nice"}, aa("Hello"), au("more"), model="claude-opus-4-7"),
+        [("anthropic.A10-system", "role 'system' is not supported on this model", 1)],
+        "an-A10-system-opus-4-7",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("hi"), {"role": "system", "content": "be nice"}, aa("Hello"), au("more"), model="claude-opus-4-8"),
+        [],
+        "an-valid-system-after-user-opus-4-8",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(au("hi"), {"role": "system", "content": "be nice"}, model="claude-opus-5"),
+        [],
+        "an-valid-system-last-opus-5",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(
+            au("hi"), aa(SERVER_USE, SERVER_RESULT), {"role": "system", "content": "be nice"}, model="claude-opus-4-8"
+        ),
+        [],
+        "an-valid-system-after-server-tool-opus-4-8",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(
+            au("hi"),
+            {"role": "system", "content": "a"},
+            {"role": "system", "content": "b"},
+            aa("Hi"),
+            au("more"),
+            model="claude-opus-4-8",
+        ),
+        [],
+        "an-valid-system-run-opus-4-8",
+    ),
+    case(
+        AN,
+        None,
+        anthropic({"role": "system", "content": "be nice"}, au("hi"), model="claude-opus-4-8"),
+        [("anthropic.system-placement", SYSTEM_PLACEMENT.format(n=0), 0)],
+        "an-system-placement-first",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(
+            au("ls?"),
+            aa(tu("toolu_1")),
+            {"role": "system", "content": "be nice"},
+            au(tr("toolu_1")),
+            model="claude-opus-4-8",
+        ),
+        [("anthropic.system-placement", SYSTEM_PLACEMENT.format(n=2), 2)],
+        "an-system-placement-between-call-and-result",
+    ),
+    case(
+        AN,
+        None,
+        anthropic(
+            au("hi"),
+            {"role": "system", "content": "a"},
+            {"role": "system", "content": "b"},
+            au("more"),
+            model="claude-opus-4-8",
+        ),
+        [("anthropic.system-placement", SYSTEM_PLACEMENT.format(n=1), 1)],
+        "an-system-placement-before-user",
+    ),
+    case(
+        AN,
+        "bedrock",
+        anthropic(au("hi"), {"role": "system", "content": "be nice"}, aa("Hello"), au("more"), model="claude-opus-4-8"),
+        [("anthropic.A10-system", "role 'system' is not supported on this model", 1)],
+        "an-A10-system-bedrock-opus-4-8",
     ),
     case(
         AN,
