@@ -39,7 +39,8 @@ _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # every request (uuid4 was 5% of the proxy's CPU in a py-spy profile).
 _ID_PREFIX = uuid.uuid4().hex[:16]
 _ID_COUNTER = itertools.count()
-_YOUNG_GENERATION_THRESHOLD = 10_000  # CPython's default is 700: see the lifespan
+_YOUNG_GENERATION_THRESHOLD = 10_000
+_STAMPED = frozenset({b"x-suture-request-id", b"x-suture-repairs"})  # CPython's default is 700: see the lifespan
 
 
 def build_app(settings: Settings) -> Starlette:
@@ -183,7 +184,9 @@ class SutureApp(Starlette):
             # yet, then the exception goes on to uvicorn, which logs it and closes the connection.
             if not scope["suture"].response_started:
                 error = await internal_error(request, exc)
-                del error.headers["x-request-id"]  # stamped by the context middleware on this path
+                # Stamped by the context middleware on this path.
+                del error.headers["x-request-id"]
+                del error.headers["x-suture-request-id"]
                 await error(scope, receive, send)
             raise
 
@@ -216,14 +219,17 @@ class RequestContextMiddleware:
                     await send(message)
                     return
                 headers = []
+                named = False
                 for name, value in message.get("headers", []):
                     lowered = name.lower()
-                    if lowered == b"x-request-id":
-                        # The provider's own id (OpenAI's) stays available for support tickets.
-                        headers.append((b"x-upstream-request-id", value))
-                    elif lowered != b"x-suture-repairs":
+                    if lowered not in _STAMPED:
                         headers.append((name, value))
-                message = {**message, "headers": headers + exchange.stamp()}
+                        named = named or lowered == b"x-request-id"
+                stamp = exchange.stamp()
+                if not named:
+                    # An answer of Suture's own: its id is the one an SDK's error can show.
+                    stamp.append((b"x-request-id", exchange.request_id.encode()))
+                message = {**message, "headers": headers + stamp}
             await send(message)
 
         try:

@@ -122,8 +122,7 @@ def _say_what_runs(settings: Settings, config: Path | None) -> None:
             provider=name,
         )
     for name, close in unknown_variables():
-        hint = f"; did you mean {close}?" if close else ""
-        log(logger, logging.WARNING, f"{name} names no setting and is ignored{hint}", variable=name)
+        log(logger, logging.WARNING, f"{name} names no setting and is ignored; did you mean {close}?", variable=name)
 
 
 def _serve_workers(args: argparse.Namespace, settings: Settings, sock: socket.socket) -> int:

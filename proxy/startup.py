@@ -50,8 +50,9 @@ def describe(settings: Settings, config: Path | None, version: str) -> dict[str,
     }
 
 
-def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[str, str | None]]:
-    """Each ``SUTURE_*`` variable that names no setting, with the closest one that does (or None)."""
+def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """Each ``SUTURE_*`` variable that names no setting but is close to one (a misspelling), with
+    that setting's variable. Other ``SUTURE_*`` names are the user's own (``SUTURE_BIN``): left alone."""
     environ = os.environ if environ is None else environ
     known = {env.split(" ")[0] for _, env, _, _ in rows() if env}
     found = []
@@ -59,7 +60,8 @@ def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[st
         if name.startswith("SUTURE_") and name not in known and name not in _NOT_SETTINGS:
             # A nested field set on its own (SUTURE_OPENAI_RETRIES_ATTEMPTS) belongs to a JSON variable.
             close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
-            found.append((name, close[0] if close else None))
+            if close:
+                found.append((name, close[0]))
     return found
 
 

@@ -53,6 +53,7 @@ async def internal_error(request: Request, exc: Exception) -> Response:
     ctx = request.scope.get("suture")
     if ctx is not None:
         response.headers["x-request-id"] = ctx.request_id
+        response.headers["x-suture-request-id"] = ctx.request_id
     # uvicorn closes the connection after an unhandled error: say so, or a client reusing it
     # for its next request meets a reset.
     response.headers["connection"] = "close"

@@ -170,9 +170,13 @@ class Exchange:
             return await loop.run_in_executor(None, work, *args)
 
     def stamp(self) -> list[tuple[bytes, bytes]]:
-        """Suture's headers on the answer: the request id and the repairs applied."""
+        """Suture's headers on the answer: its request id and the repairs applied. The provider's
+        own ids (``x-request-id``, ``request-id``) pass unchanged: support asks for those."""
         self.stamped = True
-        return [(b"x-request-id", self.request_id.encode()), (b"x-suture-repairs", str(self.repairs_applied).encode())]
+        return [
+            (b"x-suture-request-id", self.request_id.encode()),
+            (b"x-suture-repairs", str(self.repairs_applied).encode()),
+        ]
 
     def wants_error_body(self, status: int) -> bool:
         """Whether the capture needs the answer's first bytes (an error answer it will keep)."""

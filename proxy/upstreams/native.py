@@ -43,7 +43,8 @@ HOP_BY_HOP = frozenset(
 )
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect"}
 # uvicorn writes its own `date`; two would confuse clients.
-_NOT_RELAYED = HOP_BY_HOP | {"date"}
+# Suture stamps its own x-suture-* (an upstream that is another Suture has stamped its own).
+_NOT_RELAYED = HOP_BY_HOP | {"date", "x-suture-request-id", "x-suture-repairs"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 _SSE_HEADER_NAMES = frozenset(k.encode() for k in _SSE_HEADERS)
 _SSE_HEADER_PAIRS = [(k.encode(), v.encode()) for k, v in _SSE_HEADERS.items()]
@@ -172,13 +173,7 @@ def relay_headers(upstream: Response) -> Headers:
     stream = _is_stream_type(content_type)
     if stream:
         dropped |= _SSE_HEADER_NAMES
-    # The upstream's own request id (OpenAI's) stays available for support tickets, under a name
-    # that leaves x-request-id to Suture's.
-    out = [
-        (b"x-upstream-request-id" if low == b"x-request-id" else name, value)
-        for low, name, value in kept
-        if low not in dropped
-    ]
+    out = [(name, value) for low, name, value in kept if low not in dropped]
     return out + _SSE_HEADER_PAIRS if stream else out
 
 

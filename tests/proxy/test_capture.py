@@ -93,7 +93,7 @@ def test_repaired_request_is_captured_without_secrets(tmp_path: Path, anthropic_
         assert httpx.post(url + "/v1/messages", json=SEED["after"], headers=ANTHROPIC_HEADERS).status_code == 200
         [record] = wait_for(lambda: captures(directory))
     assert record["suture_capture"] == 1
-    assert record["request_id"] == response.headers["x-request-id"]
+    assert record["request_id"] == response.headers["x-suture-request-id"]
     assert (record["route"], record["path"], record["api"], record["mode"]) == (
         "anthropic",
         "/v1/messages",
@@ -209,7 +209,7 @@ def test_capture_directory_stays_bounded(tmp_path: Path, anthropic_emulator: str
         ids = []
         for _ in range(8):
             response = httpx.post(url + "/v1/messages", json=SEED["before"], headers=ANTHROPIC_HEADERS)
-            ids.append(response.headers["x-request-id"])
+            ids.append(response.headers["x-suture-request-id"])
             wait_for(lambda: any(p.stem.endswith(ids[-1]) for p in CaptureStore(tmp_path).files()))
     kept = [r["request_id"] for r in captures(tmp_path)]
     assert 1 < len(kept) < 8
@@ -266,7 +266,7 @@ def test_strict_rejection_is_captured_with_suture_s_message(
         # A transcript strict mode lets through, and the provider accepts, leaves no capture.
         assert httpx.post(url + "/v1/messages", json=SEED["after"], headers=ANTHROPIC_HEADERS).status_code == 200
         [record] = wait_for(lambda: captures(tmp_path))
-    assert record["request_id"] == response.headers["x-request-id"]
+    assert record["request_id"] == response.headers["x-suture-request-id"]
     assert record["mode"] == "strict"
     assert record["upstream_status"] == "strict_rejected"
     assert record["strict_rejection"] == response.json()["error"]["message"]

@@ -186,7 +186,7 @@ def test_openai_seed_400_direct_200_through_suture(repairing: Stack, logs: LogLi
 
     repairs = wait_for(lambda: len(logs.records("suture.repair")) >= 2 and logs.records("suture.repair"))
     first = repairs[0]
-    assert first["request_id"] == raw.headers["x-request-id"]
+    assert first["request_id"] == raw.headers["x-suture-request-id"]
     assert (first["code"], first["rule"], first["mode"]) == ("TP001", "orphan-tool-call", "repair")
     assert (first["message_index"], first["tool_call_id"]) == (1, "tc_slow_1")
     assert first["action"]
@@ -256,7 +256,9 @@ def test_upstream_errors_are_relayed_as_sent(repairing: Stack) -> None:
         response = client.post(repairing.suture + "/v1/chat/completions", json=VALID_OPENAI)
     assert response.status_code == 401
     assert "You didn't provide an API key" in response.json()["error"]["message"]
-    assert response.headers["x-upstream-request-id"].startswith("req_")
+    # The provider's own id, unchanged: the one its support asks for.
+    assert response.headers["x-request-id"].startswith("req_")
+    assert response.headers["x-suture-request-id"] != response.headers["x-request-id"]
 
 
 def test_models_route_by_sdk(repairing: Stack) -> None:
@@ -284,7 +286,7 @@ def test_report_mode_logs_and_forwards_the_original(tmp_path: Path, logs: LogLin
         assert got["raw_sha256"] == hashlib.sha256(raw).hexdigest()
         [line] = wait_for(lambda: logs.records("suture.repair"))
         assert (line["code"], line["mode"], line["event"]) == ("TP001", "report", "repair not applied")
-        assert line["request_id"] == response.headers["x-request-id"]
+        assert line["request_id"] == response.headers["x-suture-request-id"]
         metrics = client.get(s.suture + "/metrics").text
     assert (
         'suture_repairs_total{code="TP001",mode="report",model="gpt-4o-mini",rule="orphan-tool-call",upstream="openai"} 1.0'
@@ -335,12 +337,12 @@ def test_client_disconnect_mid_stream_cancels_the_upstream(tmp_path: Path, api: 
         if api == "openai":
             with s.openai() as client:
                 stream = client.chat.completions.create(**SEED_OPENAI, stream=True)
-                request_id = stream.response.headers["x-request-id"]
+                request_id = stream.response.headers["x-suture-request-id"]
                 with stream:
                     next(iter(stream))
         else:
             with s.anthropic() as ac, ac.messages.stream(**SEED_ANTHROPIC) as astream:
-                request_id = astream.response.headers["x-request-id"]
+                request_id = astream.response.headers["x-suture-request-id"]
                 next(iter(astream))
         # The stream would run for seconds more; the emulator must see the cut within one.
         assert wait_for(lambda: emu.app.state.disconnects == 1, timeout=1.0)

@@ -178,7 +178,7 @@ def test_responses_seed_400_direct_200_through_suture(repairing: Stack, logs: Lo
     assert [got["body"].get("stream") for got in forwarded] == [None, True, True]
     repairs = wait_for(lambda: logs.records("suture.repair", "repair"))
     assert (repairs[0]["code"], repairs[0]["tool_call_id"]) == ("TP001", "call_slow_1")
-    assert repairs[0]["request_id"] == raw.headers["x-request-id"]
+    assert repairs[0]["request_id"] == raw.headers["x-suture-request-id"]
 
 
 def test_responses_string_input_passes_byte_identical(repairing: Stack) -> None:

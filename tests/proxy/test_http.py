@@ -63,12 +63,15 @@ def test_health_ready_and_request_ids(proxy: str, logs: LogLines) -> None:
         ready = client.get("/readyz")
         assert (ready.status_code, ready.json()) == (200, {"status": "ready"})
         own = client.get("/healthz", headers={"x-request-id": "agent-7:turn.3_a"})
-        assert own.headers["x-request-id"] == "agent-7:turn.3_a"
+        assert own.headers["x-suture-request-id"] == "agent-7:turn.3_a"
         for bad in ("has space", "x" * 129, "semi;colon"):
-            made = client.get("/healthz", headers={"x-request-id": bad}).headers["x-request-id"]
+            made = client.get("/healthz", headers={"x-request-id": bad}).headers["x-suture-request-id"]
             assert made != bad
             assert len(made) == 32
-        assert client.get("/healthz").headers["x-request-id"] != client.get("/healthz").headers["x-request-id"]
+        assert (
+            client.get("/healthz").headers["x-suture-request-id"]
+            != client.get("/healthz").headers["x-suture-request-id"]
+        )
     probes = wait_for(
         lambda: len(logs.records("suture.access", path="/healthz")) >= 6 and logs.records("suture.access")
     )
@@ -142,7 +145,7 @@ def test_bad_bodies_get_a_provider_shaped_400(proxy: str, route: str, upstream: 
             response = client.post(route, content=raw, headers=ANTHROPIC_HEADERS)
             assert response.status_code == 400
             assert expected in error(response)
-            assert response.headers["x-request-id"]
+            assert response.headers["x-suture-request-id"]
     assert upstream[1].received == []
 
 
@@ -203,7 +206,7 @@ def test_sse_is_relayed_as_it_arrives_and_disconnect_cancels_upstream(logs: LogL
             with client.stream("POST", base + OPENAI, json={**VALID_OPENAI, "stream": True}) as response:
                 assert response.headers["cache-control"] == "no-cache"
                 assert response.headers["x-accel-buffering"] == "no"
-                request_id = response.headers["x-request-id"]
+                request_id = response.headers["x-suture-request-id"]
                 first = next(response.iter_raw())
                 # The first event arrives long before the 20 x 0.3 s stream would end.
                 assert time.monotonic() - started < 1.5

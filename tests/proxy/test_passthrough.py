@@ -172,7 +172,7 @@ def test_embeddings_pass_through_with_the_section_s_own_key(provider: tuple[Fake
     before = len(fake.arrived)
     raw = openai_client(proxy).embeddings.with_raw_response.create(model="text-embedding-3-small", input="hello")
     assert raw.parse().data[0].embedding == [0.25, 0.5]
-    assert raw.headers["x-suture-repairs"] == "0" and raw.headers["x-request-id"]
+    assert raw.headers["x-suture-repairs"] == "0" and raw.headers["x-suture-request-id"]
     seen = only(fake, before)
     assert (seen.method, seen.path) == ("POST", "/v1/embeddings")
     # The same policy as the repaired routes: Suture's key upstream, the client's key for Suture never.

@@ -185,6 +185,7 @@ def test_serve_says_what_it_runs_and_warns_of_misspelt_variables() -> None:
         "SUTURE_OPENAI_CLIENT_API_KEY": "client-start-line-canary",
         "SUTURE_PASSTROUGH": "false",
         "SUTURE_SHUTDOWN_GRACE_SECONDS": "1",
+        "SUTURE_BIN": "/opt/suture/bin",  # the user's own variable: close to no setting
     }
     status, lines, stderr = _serve_briefly("--config", "config/suture.yaml", env=env, port=free_port())
     assert status == 0, stderr
@@ -207,6 +208,8 @@ def test_serve_says_what_it_runs_and_warns_of_misspelt_variables() -> None:
     [warning] = [line for line in lines if line.get("variable") == "SUTURE_PASSTROUGH"]
     assert warning["level"] == "warning"
     assert "did you mean SUTURE_PASSTHROUGH?" in str(warning["event"])
+    # A SUTURE_* name near no setting is the user's own: not warned of on every start.
+    assert not [line for line in lines if line.get("variable") == "SUTURE_BIN"]
     assert "canary" not in stderr
 
 

@@ -84,7 +84,7 @@ def test_unreachable_upstreams_are_a_provider_shaped_502(route: str, logs: LogLi
         with suture(openai={"upstream": dead + "/v1"}, anthropic={"upstream": dead}, timeouts={"connect": 2}) as base:
             response = _post(base, route)
             assert response.status_code == 502, response.text
-            assert response.headers["x-request-id"] == "fault-none"
+            assert response.headers["x-suture-request-id"] == "fault-none"
             message = _error_message(route, response)
             assert dead in message and "could not reach" in message
             assert "ConnectError" in message
@@ -117,7 +117,7 @@ def test_connect_timeout_is_a_504(route: str) -> None:
             for filler in fillers:
                 filler.close()
     assert response.status_code == 504, response.text
-    assert response.headers["x-request-id"] == "fault-none"
+    assert response.headers["x-suture-request-id"] == "fault-none"
     assert "ConnectTimeout" in _error_message(route, response)
 
 
@@ -125,7 +125,7 @@ def test_connect_timeout_is_a_504(route: str) -> None:
 def test_slow_headers_are_a_504_and_the_pool_recovers(route: str, proxy: str, faulty: FaultyUpstream) -> None:
     response = _post(proxy, route, "slow-headers:2")
     assert response.status_code == 504
-    assert response.headers["x-request-id"] == "fault-slow-headers:2"
+    assert response.headers["x-suture-request-id"] == "fault-slow-headers:2"
     message = _error_message(route, response)
     assert "did not answer in time" in message and "ReadTimeout" in message
     _recovers(proxy, route)
@@ -150,7 +150,7 @@ def test_upstream_errors_are_relayed_as_they_are(route: str, status: int, proxy:
     response = _post(proxy, route, f"status:{status}")
     assert response.status_code == status
     assert response.json() == {"error": {"message": f"upstream says {status}", "type": "upstream_error"}}
-    assert response.headers["x-request-id"] == f"fault-status:{status}"
+    assert response.headers["x-suture-request-id"] == f"fault-status:{status}"
     if status == 429:
         assert response.headers["retry-after"] == "7"
     _recovers(proxy, route)

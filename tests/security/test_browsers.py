@@ -76,7 +76,7 @@ def test_a_rebound_host_name_cannot_spend_the_key(keyed: tuple[EchoUpstream, str
         base + "/v1/chat/completions", json=CHAT, headers={"host": f"attacker.example:{_port(base)}"}, timeout=10
     )
     assert answer.status_code == 421
-    assert answer.headers["x-request-id"]  # the refusal is Suture's answer, logged like any other
+    assert answer.headers["x-suture-request-id"]  # the refusal is Suture's answer, logged like any other
     assert upstream.received == []
 
 

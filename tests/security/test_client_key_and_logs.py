@@ -102,10 +102,10 @@ def test_client_request_ids_are_accepted_only_when_well_formed(faulty: FaultyUps
     with suture(openai={"upstream": faulty.url + "/v1"}) as base, httpx.Client(base_url=base) as client:
         for rid in good:
             response = client.post("/v1/chat/completions", json=CHAT, headers={"x-request-id": rid})
-            assert response.headers["x-request-id"] == rid
+            assert response.headers["x-suture-request-id"] == rid
         for rid in bad:
             response = client.post("/v1/chat/completions", json=CHAT, headers=[(b"x-request-id", rid.encode("utf-8"))])
-            made = response.headers["x-request-id"]
+            made = response.headers["x-suture-request-id"]
             assert made != rid and len(made) == 32 and int(made, 16) >= 0
     access = wait_for(
         lambda: len(logs.records("suture.access")) >= len(good) + len(bad) and logs.records("suture.access")

@@ -214,7 +214,7 @@ def test_a_long_transcript_s_page_is_built_off_the_loop_and_cut(upstream: str, m
     ):
         answer = client.post("/v1/chat/completions", json=body)
         assert answer.status_code == 200 and answer.headers["x-suture-repairs"] != "0"
-        request_id = answer.headers["x-request-id"]
+        request_id = answer.headers["x-suture-request-id"]
         gate = Gate(monkeypatch, proxy.ui.routes, "compare")
         page: list[httpx.Response] = []
 
@@ -262,7 +262,10 @@ def test_a_capture_is_encoded_off_the_loop_and_entries_stay_in_order(
         listing = client.get("/suture/").text
         assert gate.order == ["healthz", "work done"]
         assert not gate.threads[0].startswith("uvicorn-")
-        assert [e.request_id for e in ring.entries] == [clean.headers["x-request-id"], repaired.headers["x-request-id"]]
+        assert [e.request_id for e in ring.entries] == [
+            clean.headers["x-suture-request-id"],
+            repaired.headers["x-suture-request-id"],
+        ]
         assert [e.seq for e in ring.entries] == [1, 2]
         assert ring.entries[1].capture is not None and not ring.pending
-        assert repaired.headers["x-request-id"] in listing and clean.headers["x-request-id"] in listing
+        assert repaired.headers["x-suture-request-id"] in listing and clean.headers["x-suture-request-id"] in listing

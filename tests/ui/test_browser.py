@@ -88,7 +88,7 @@ def test_a_broken_request_appears_live_and_its_page_shows_the_repair(
         page.wait_for_timeout(300)  # the event stream is open
         raw = chat(url, INTERRUPTED_CHAT, tools=TOOLS)
         answered = time.monotonic()
-        request_id = raw.headers["x-request-id"]
+        request_id = raw.headers["x-suture-request-id"]
         row = page.locator(f'tr.request[data-id="{request_id}"]')
         row.wait_for(timeout=2000)
         assert time.monotonic() - answered < 2
@@ -131,10 +131,10 @@ def test_filters(page: Any, upstreams: dict[str, str], request: pytest.FixtureRe
         "ui": {"enabled": True},
     }
     with suture(**settings) as url:
-        clean = chat(url, CLEAN_CHAT).headers["x-request-id"]
+        clean = chat(url, CLEAN_CHAT).headers["x-suture-request-id"]
         with pytest.raises(openai.BadRequestError) as refused:
             chat(url, INTERRUPTED_CHAT, tools=TOOLS)
-        rejected = refused.value.response.headers["x-request-id"]
+        rejected = refused.value.response.headers["x-suture-request-id"]
         client = anthropic.Anthropic(base_url=url, api_key="sk-ant-browser", max_retries=0)
         request.addfinalizer(client.close)  # used to the end; closed, or it warns of its socket
         messages = client.messages.with_raw_response.create(
@@ -149,7 +149,7 @@ def test_filters(page: Any, upstreams: dict[str, str], request: pytest.FixtureRe
                 {"role": "user", "content": "never mind"},
             ],
         )
-        repaired = messages.headers["x-request-id"]
+        repaired = messages.headers["x-suture-request-id"]
 
         def listed() -> set[str]:
             return set(page.locator("tr.request").evaluate_all("rows => rows.map(r => r.dataset.id)"))
@@ -173,7 +173,7 @@ def test_filters(page: Any, upstreams: dict[str, str], request: pytest.FixtureRe
         # New rows respect the filters in force: a clean request is not added, a repaired one is.
         page.goto(url + "/suture/?repaired=1")
         page.wait_for_timeout(300)
-        late_clean = chat(url, CLEAN_CHAT).headers["x-request-id"]
+        late_clean = chat(url, CLEAN_CHAT).headers["x-suture-request-id"]
         late = client.messages.with_raw_response.create(
             model="claude-sonnet-4-5",
             max_tokens=16,
@@ -182,7 +182,7 @@ def test_filters(page: Any, upstreams: dict[str, str], request: pytest.FixtureRe
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "run", "input": {}}]},
                 {"role": "user", "content": "stop"},
             ],
-        ).headers["x-request-id"]
+        ).headers["x-suture-request-id"]
         page.locator(f'tr[data-id="{late}"]').wait_for(timeout=2000)
         assert late_clean not in listed()
         assert page.problems == []
@@ -197,7 +197,7 @@ def test_untrusted_transcript_text_renders_as_text_and_runs_nothing(page: Any, u
             raw = client.chat.completions.with_raw_response.create(
                 model=XSS, messages=hostile, tools=TOOLS, extra_headers={"x-request-id": "xss-request-1"}
             )
-        request_id = raw.headers["x-request-id"]
+        request_id = raw.headers["x-suture-request-id"]
         row = page.locator(f'tr[data-id="{request_id}"]')
         row.wait_for(timeout=2000)  # the live row: built by the script
         assert row.locator("td").nth(2).inner_text() == XSS
@@ -214,7 +214,7 @@ def test_untrusted_transcript_text_renders_as_text_and_runs_nothing(page: Any, u
 def test_without_the_key_on_a_non_loopback_bind_the_page_is_refused(page: Any, upstreams: dict[str, str]) -> None:
     settings = {"host": "0.0.0.0", "openai": {"upstream": upstreams["openai"]}, "ui": {"enabled": True, "api_key": KEY}}
     with suture(**settings) as url:
-        request_id = chat(url, INTERRUPTED_CHAT, tools=TOOLS).headers["x-request-id"]
+        request_id = chat(url, INTERRUPTED_CHAT, tools=TOOLS).headers["x-suture-request-id"]
         answer = page.goto(url + f"/suture/requests/{request_id}")
         assert answer.status == 401
         assert request_id not in page.content()
@@ -242,7 +242,7 @@ def test_the_offline_capture_page_shows_the_same_diff(page: Any, upstreams: dict
         ]
 
     with suture(openai={"upstream": upstreams["openai"]}, ui={"enabled": True}, capture={"dir": tmp_path}) as url:
-        request_id = chat(url, INTERRUPTED_CHAT, tools=TOOLS).headers["x-request-id"]
+        request_id = chat(url, INTERRUPTED_CHAT, tools=TOOLS).headers["x-suture-request-id"]
         page.goto(url + f"/suture/requests/{request_id}")
         live = sides()
         deadline = time.monotonic() + 10

@@ -40,7 +40,7 @@ def captured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, s
         while not CaptureStore(directory).files():
             assert time.monotonic() < deadline
             time.sleep(0.05)
-    yield directory, raw.headers["x-request-id"]
+    yield directory, raw.headers["x-suture-request-id"]
 
 
 def test_fix_diff_prints_before_and_after(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

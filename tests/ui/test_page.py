@@ -33,7 +33,7 @@ def broken_request(url: str) -> str:
     client = openai.OpenAI(base_url=url + "/v1", api_key="sk-page-test", max_retries=0)
     raw = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=INTERRUPTED_CHAT, tools=TOOLS)  # type: ignore[arg-type]
     assert raw.headers["x-suture-repairs"] == "3"
-    return raw.headers["x-request-id"]
+    return raw.headers["x-suture-request-id"]
 
 
 def test_the_page_is_off_by_default(openai_emulator: str) -> None:
