@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -203,7 +203,7 @@ class RequestContextMiddleware:
         refusal = self.state.browsers.check(scope["headers"]) if scope["type"] in ("http", "websocket") else None
         if scope["type"] != "http":
             if refusal is not None:
-                await send({"type": "websocket.close", "code": 1008, "reason": refusal.message[:120]})
+                await _refuse_socket(self.state, scope, receive, send, refusal)
             else:
                 await self.app(scope, receive, send)
             return
@@ -236,6 +236,25 @@ class RequestContextMiddleware:
             await app(scope, receive, stamped_send)
         finally:
             exchange.finish()
+
+
+async def _refuse_socket(state: ProxyState, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
+    """A WebSocket handshake the browser checks refuse: the HTTP answer a request would get, and its
+    access line (a close before the handshake would be a bare 403, logged nowhere)."""
+    exchange = Exchange(state, {**scope, "method": "GET"}, _request_id(scope))
+    exchange.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
+    exchange.status = refusal.status
+    try:
+        if "websocket.http.response" in scope.get("extensions", {}):
+            response = error_response(provider_of(HTTPConnection(scope)), refusal.status, refusal.message)
+            headers = [*response.raw_headers, *exchange.stamp(), (b"x-request-id", exchange.request_id.encode())]
+            await send({"type": "websocket.http.response.start", "status": refusal.status, "headers": headers})
+            await send({"type": "websocket.http.response.body", "body": response.body})
+        else:
+            exchange.status = 403  # what a server without the extension answers a close with
+            await send({"type": "websocket.close", "code": 1008})
+    finally:
+        exchange.finish()
 
 
 def _refused(exchange: Exchange, refusal: Refusal) -> ASGIApp:

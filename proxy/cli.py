@@ -77,6 +77,7 @@ def _serve(args: argparse.Namespace) -> int:
         port=settings.port,
         log_config=None,
         http=HTTP_PROTOCOL,
+        ws_max_size=settings.max_body_bytes,  # a WebSocket message is a request body (responses_socket.py)
         access_log=False,  # Suture writes its own access line, as JSON
         server_header=False,  # the upstream's `server` header is relayed
         proxy_headers=False,  # X-Forwarded-* are the client's claims, not facts
@@ -146,6 +147,7 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, sock: socket.so
         port=settings.port,
         log_config=None,
         http=HTTP_PROTOCOL,
+        ws_max_size=settings.max_body_bytes,
         access_log=False,
         server_header=False,
         proxy_headers=False,

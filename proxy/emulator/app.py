@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from sanitizer import PROVIDERS, SanitizeError, error_envelope, validate
 
-from . import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses
+from . import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses, responses_ws
 from .dialect import Dialect, Turn
 from .extra_rules import ExtraRule
 from .record import Recorder, parse_body, redact_headers
@@ -117,14 +118,15 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     ``deepseek``, ``groq``, ``moonshot``, ``minimax``, ``openrouter``, ``vllm``: their rules and texts)
     and Azure's ``/azure/v1/responses``,
     Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
-    ``GET /healthz``.
+    ``GET /healthz``; and OpenAI's Responses WebSocket at ``/v1/responses`` (each
+    ``response.create`` event counted and logged as a request).
 
     ``app.state.requests`` counts requests received (health checks excluded),
     ``app.state.disconnects`` counts streams the client abandoned, and ``app.state.config``
     is ``config``.
     """
     emulator = _Emulator(config)
-    routes = [
+    routes: list[BaseRoute] = [
         Route(path, emulator.recorded(functools.partial(emulator.answer, dialect)), methods=["POST"])
         for path, dialect in DIALECTS.items()
     ]
@@ -142,6 +144,8 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
         ),
         Route("/model/{model_id:path}/converse", emulator.recorded(emulator.converse), methods=["POST"]),
         Route("/model/{model_id:path}/converse-stream", emulator.recorded(emulator.converse), methods=["POST"]),
+        # OpenAI's WebSocket mode: GET /v1/responses with Upgrade: websocket (responses_ws.py).
+        WebSocketRoute("/v1/responses", emulator.responses_socket),
         Route("/v1/models", emulator.recorded(emulator.models), methods=["GET"]),
         Route("/healthz", _healthz, methods=["GET"]),
         Route("/{path:path}", emulator.recorded(emulator.unknown), methods=_ALL_METHODS),
@@ -285,6 +289,10 @@ class _Emulator:
             return denied
         if dialect.provider == "anthropic" and not request.headers.get("anthropic-version"):
             return self._error(dialect.api, ANTHROPIC_MISSING_VERSION, headers)
+        return self._judge(dialect, raw, headers, model=model)
+
+    def _judge(self, dialect: Dialect, raw: bytes, headers: dict[str, str], *, model: str | None) -> Turn | Response:
+        """The scripted turn for a body the provider would accept, else the provider's error."""
         try:
             body = json.loads(raw)
         except ValueError:
@@ -334,7 +342,19 @@ class _Emulator:
             on_disconnect=functools.partial(self._disconnected, request, index),
         )
 
-    def _auth_error(self, request: Request, provider: str, headers: dict[str, str]) -> Response | None:
+    async def responses_socket(self, ws: WebSocket) -> None:
+        """``/v1/responses`` over a WebSocket: each ``response.create`` judged as a POST body is."""
+        headers = _request_id("openai")
+        await responses_ws.serve(
+            ws,
+            denial=self._auth_error(ws, "openai", headers),
+            judge=functools.partial(self._judge, openai_responses.DIALECT, headers=headers, model=None),
+            chains=self.chains,
+            recorder=self.recorder,
+            delay=self.config.stream_delay,
+        )
+
+    def _auth_error(self, request: HTTPConnection, provider: str, headers: dict[str, str]) -> Response | None:
         if not self.config.require_api_key:
             return None
         bearer = request.headers.get("authorization", "")

@@ -133,40 +133,56 @@ def _render(turn: Turn) -> dict[str, Any]:
 
 
 def _stream(turn: Turn) -> list[bytes]:
+    return [frame(event, event["type"]) for event in events(turn)]
+
+
+def events(turn: Turn) -> list[dict[str, Any]]:
+    """The reply's stream events, numbered: SSE frames' data on ``POST``, text messages on the WebSocket."""
     out = _Output(turn)
     reply = turn.reply
-    events: list[dict[str, Any]] = [
+    stream: list[dict[str, Any]] = [
         {"type": "response.created", "response": out.response("in_progress", [])},
         {"type": "response.in_progress", "response": out.response("in_progress", [])},
     ]
     for reasoning in out.reasoning():
-        events += [
+        stream += [
             {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
             {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
         ]
-    events.append({"type": "response.output_item.added", "output_index": out.index, "item": out.item("in_progress")})
+    stream.append({"type": "response.output_item.added", "output_index": out.index, "item": out.item("in_progress")})
     where = {"item_id": out.item_id, "output_index": out.index}
     if reply.tool_name:
-        events += [
+        stream += [
             {"type": "response.function_call_arguments.delta", **where, "delta": reply.arguments},
             {"type": "response.function_call_arguments.done", **where, "arguments": reply.arguments},
         ]
     else:
         part = {**where, "content_index": 0}
-        events.append({"type": "response.content_part.added", **part, "part": _text_part("")})
-        events += [
+        stream.append({"type": "response.content_part.added", **part, "part": _text_part("")})
+        stream += [
             {"type": "response.output_text.delta", **part, "delta": piece, "logprobs": []}
             for piece in chunks(reply.text)
         ]
-        events += [
+        stream += [
             {"type": "response.output_text.done", **part, "text": reply.text, "logprobs": []},
             {"type": "response.content_part.done", **part, "part": _text_part(reply.text)},
         ]
-    events += [
+    stream += [
         {"type": "response.output_item.done", "output_index": out.index, "item": out.done_item()},
         {"type": "response.completed", "response": out.response("completed", out.done_items())},
     ]
-    return [frame({**event, "sequence_number": n}, event["type"]) for n, event in enumerate(events)]
+    return [{**event, "sequence_number": n} for n, event in enumerate(stream)]
+
+
+def warmup_events(turn: Turn) -> list[dict[str, Any]]:
+    """The answer to a ``response.create`` with ``generate: false`` (Codex's warm-up on a new
+    WebSocket): a response created and completed with no output."""
+    out = _Output(turn)
+    stream = [
+        {"type": "response.created", "response": out.response("in_progress", [])},
+        {"type": "response.completed", "response": {**out.response("completed", []), "usage": None}},
+    ]
+    return [{**event, "sequence_number": n} for n, event in enumerate(stream)]
 
 
 DIALECT = Dialect(

@@ -1,4 +1,5 @@
-"""The emulator's request log: one JSON line per request received, one per client disconnect.
+"""The emulator's request log: one JSON line per request received (each ``response.create`` of a
+WebSocket too), one per client disconnect, one per WebSocket the client closed.
 
 Proxy tests read it to prove what reached the "provider": the exact bytes (by digest), the
 headers (secrets redacted), the status the emulator answered, and whether a stream was cut.
@@ -61,6 +62,10 @@ class Recorder:
 
     def disconnect(self, *, index: int, path: str, frames_sent: int) -> None:
         self._write({"event": "disconnected", "path": path, "request_index": index, "frames_sent": frames_sent})
+
+    def closed(self, *, path: str, code: int, reason: str) -> None:
+        """A WebSocket the client closed: the code and reason it closed with."""
+        self._write({"event": "websocket_closed", "path": path, "code": code, "reason": reason})
 
     def _write(self, entry: dict[str, Any]) -> None:
         if self.path is None:

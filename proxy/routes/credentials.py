@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
 from ..settings import RouteSettings
@@ -12,8 +12,9 @@ from . import table
 from .errors import error_response
 
 
-def check_client_key(request: Request, provider: table.Provider, cfg: RouteSettings) -> Response | None:
-    """None when the section needs no client key or this request holds it; else a provider-shaped 401."""
+def check_client_key(request: HTTPConnection, provider: table.Provider, cfg: RouteSettings) -> Response | None:
+    """None when the section needs no client key or this request (or WebSocket handshake) holds it;
+    else a provider-shaped 401."""
     if cfg.client_api_key is None:
         return None
     headers = request.headers
@@ -35,7 +36,7 @@ def check_client_key(request: Request, provider: table.Provider, cfg: RouteSetti
     return error_response(provider, 401, f"{what} API key for this Suture proxy")
 
 
-def request_secrets(request: Request, cfg: RouteSettings) -> tuple[str, ...]:
+def request_secrets(request: HTTPConnection, cfg: RouteSettings) -> tuple[str, ...]:
     """This request's credential values, so a capture can blank them out of an echoed error."""
     values = [v for k, v in request.headers.items() if k in ("x-api-key", "api-key", "x-goog-api-key")]
     values += request.query_params.getlist("key")  # Google's SDKs may send the key as ?key=

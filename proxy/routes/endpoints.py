@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import ASGIApp
 
 from ..client_watch import ON_DISCONNECT_SCOPE_KEY, ClientGone
@@ -18,6 +18,7 @@ from .context import state_of
 from .credentials import check_client_key
 from .errors import error_response, provider_of
 from .exchange import Exchange
+from .responses_socket import responses_socket
 from .send_native import forward, raw_path
 from .transcripts import proxy_transcript
 
@@ -252,10 +253,18 @@ async def metrics(request: Request) -> Response:
 
 
 def routes(settings: Settings, rows: tuple[table.Route, ...] | None = None) -> list[BaseRoute]:
-    """Starlette's routes: one per path of each row of ``rows`` (the route table's by default), and Suture's own."""
+    """Starlette's routes: one per path of each row of ``rows`` (the route table's by default), the
+    WebSocket of each Responses path, and Suture's own."""
     served: list[BaseRoute] = [
         Route(path, transcript_endpoint(row, settings), methods=["POST"])
         for row in rows or table.ROUTES
+        for path in row.paths
+    ]
+    # OpenAI's WebSocket mode: the Responses path's GET with Upgrade: websocket (responses_socket.py).
+    served += [
+        WebSocketRoute(path, responses_socket(row, settings))
+        for row in rows or table.ROUTES
+        if row.api == "openai-responses"
         for path in row.paths
     ]
     return [

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
 from sanitizer.validation import error_envelope
@@ -24,7 +24,7 @@ def error_response(provider: table.Provider, status: int, message: str) -> Respo
     return Response(orjson.dumps(body), status_code=status, headers=headers, media_type="application/json")
 
 
-def provider_of(request: Request) -> table.Provider:
+def provider_of(request: HTTPConnection) -> table.Provider:
     """The provider a request that reached no endpoint speaks, judged by its path and headers."""
     path, headers = request.url.path, request.headers
     known = table.providers()
