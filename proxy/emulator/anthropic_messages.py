@@ -33,7 +33,7 @@ def _blocks(turn: Turn) -> list[dict[str, Any]]:
     reply = turn.reply
     blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}]
     if reply.tool_name:
-        blocks.append({"type": "tool_use", "id": new_id("toolu_"), "name": reply.tool_name, "input": {}})
+        blocks.append({"type": "tool_use", "id": new_id("toolu_"), "name": reply.tool_name, "input": reply.input})
     return blocks
 
 
@@ -75,8 +75,8 @@ def _stream(turn: Turn) -> list[bytes]:
                 events.append({"type": "ping"})
             deltas = [{"type": "text_delta", "text": piece} for piece in chunks(block["text"])]
         else:
-            events.append({"type": "content_block_start", "index": index, "content_block": block})
-            # The input arrives as JSON text in pieces; split it so clients must concatenate.
+            # The input arrives as JSON text in pieces after an empty one; split so clients must concatenate.
+            events.append({"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
             arguments = turn.reply.arguments
             middle = len(arguments) // 2
             deltas = [

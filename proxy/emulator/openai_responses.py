@@ -59,7 +59,15 @@ class _Output:
         return 0 if self.reasoning_id is None else 1
 
     def reasoning(self) -> list[dict[str, Any]]:
-        return [] if self.reasoning_id is None else [{"id": self.reasoning_id, "type": "reasoning", "summary": []}]
+        if self.reasoning_id is None:
+            return []
+        item: dict[str, Any] = {"id": self.reasoning_id, "type": "reasoning", "summary": []}
+        include = self.turn.body.get("include")
+        if isinstance(include, list) and "reasoning.encrypted_content" in include:
+            # What a stateless client (store: false, Codex) replays the item with: without it
+            # OpenAI answers 404 for the id, and the emulator must not break its own output.
+            item["encrypted_content"] = "gAAAAA" + new_id("", 64)
+        return [item]
 
     def done_items(self) -> list[dict[str, Any]]:
         return [*self.reasoning(), self.done_item()]
