@@ -31,16 +31,21 @@ from .rj005_merge_named_message import MergeNamedMessage
 from .rj006_drop_empty_named_message import DropEmptyNamedMessage
 from .rj007_answer_stored_call import AnswerStoredCall
 from .rj008_drop_stored_duplicate import DropStoredDuplicate
+from .rj009_reset_named_arguments import ResetNamedArguments
+from .rj010_move_named_tool_image import MoveNamedToolImage
 
 __all__ = ["REJECTION_STATUSES", "STRATEGIES", "RejectionRepair", "Strategy", "refusal_message", "repair_rejection"]
 
 STRATEGIES: tuple[Strategy, ...] = (
+    # Before answer-named-call: a call named for its arguments is not named as unanswered.
+    ResetNamedArguments(),
     AnswerNamedCall(),
     AnswerStoredCall(),
     DropStoredDuplicate(),
     FoldNamedResult(),
     DropNamedScaffolding(),
     ConvertNamedBlock(),
+    MoveNamedToolImage(),
     MergeNamedMessage(),
     DropEmptyNamedMessage(),
 )

@@ -3,9 +3,10 @@
 A refusal is read three ways, in order: against the violation registry's own templates (a known
 code, with the indexes and ids it prints); for a location in the transcript's own field
 (``messages.3.content.1``, ``messages[5]``, ``contents[2].parts[0]``, ``input[4]``); and for any
-tool-call or item id of the body quoted in it. What is clearly not about the transcript (the
-context window, the model, credentials, quotas, content policy, a parameter outside the
-transcript) is never read as a location.
+tool-call or item id of the body quoted in it. A few texts name a defect but no place (a tool
+call's arguments that are not JSON): the strategy for that defect finds where. What is clearly
+not about the transcript (the context window, the model, credentials, quotas, content policy, a
+parameter outside the transcript) is never read as a location.
 """
 
 from __future__ import annotations
@@ -79,6 +80,17 @@ _OTHER_FIELD = re.compile(
     r"(?:[.\[\]'`\"):]|$)"
 )
 _MIN_ID = 4
+# Python's own JSON parser on a tool call's arguments, quoted as it raised (vLLM re-parses the
+# history's arguments for the chat template): the position pins down which arguments.
+DECODER_ERROR = re.compile(
+    r"(?:Expecting (?:value|property name enclosed in double quotes|'[,:]' delimiter)|Unterminated string "
+    r"starting at|Invalid control character at|Invalid \\escape|Invalid \\uXXXX escape|Extra data): "
+    r"line \d+ column \d+ \(char \d+\)"
+)
+INVALID_ARGUMENTS = re.compile(r"\b(?:invalid|not valid|must be valid) JSON\b[^\n]*\barguments\b", re.IGNORECASE)
+# Refusals that name a defect of the transcript but no place in it: the strategy for that defect
+# finds the parts that have it, and changes only those.
+_UNPLACED = (DECODER_ERROR, INVALID_ARGUMENTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +133,7 @@ def read(body: dict[str, Any], api: str, status: int, message: str) -> Reading:
     ids = tuple(i for i in _ids_in(items) if len(i) >= _MIN_ID and _quoted(i, message))
     if status == 404 and not (codes or ids):
         return Reading(False, "a 404 that names no item of the body")
-    if not (codes or ids or message_index is not None):
+    if not (codes or ids or message_index is not None or any(p.search(message) for p in _UNPLACED)):
         return Reading(False, "the refusal names no location, id or known violation")
     return Reading(True, "", codes, message_index, block_index, block_is_call, ids, message)
 

@@ -28,6 +28,12 @@ def named(transcript: Transcript, api: str, reading: Reading) -> Named:
         entry = next((e for e in transcript.entries if e.origin == reading.message_index), None)
         if entry is not None:
             part = _named_part(transcript, api, entry, reading)
+        if part is None and api == "openai-responses":
+            # A Responses item is a part of its own, and an entry's origin is its first item: the
+            # second call of a parallel group is named by an index no entry starts at.
+            items = transcript.body.get(transcript.key)
+            raw = items[reading.message_index] if isinstance(items, list) else None
+            entry, part = next(((e, p) for e, p in transcript.parts() if p.raw is raw), (entry, None))
     ids = set(reading.ids)
     by_id = [(e, p) for e, p in transcript.parts() if p.call_id in ids or _item_id(p.raw) in ids]
     return Named(entry, part, by_id, reading.message)

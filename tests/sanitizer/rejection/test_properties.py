@@ -63,6 +63,10 @@ def refusals(draw: st.DrawFn, key: str, size: int, ids: list[str]) -> str:
         f"{key}.{i}: messages must alternate",
         f"tool call {ident} has a problem",
         f"Item '{ident}' was provided without its required following item.",
+        "Expecting value: line 1 column 1 (char 0)",
+        "Invalid JSON format in tool call arguments",
+        f"Invalid '{key}[{i}]'. Image URLs are only allowed for messages with role 'user', but this message with "
+        "role 'tool' contains an image URL.",
         draw(st.text(max_size=40)),
     ]
     template = draw(st.sampled_from(TEMPLATES))
