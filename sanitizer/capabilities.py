@@ -109,6 +109,10 @@ _NOT_THERE = (
     "on Amazon Bedrock's InvokeModel or Vertex AI)"
 )
 
+# Cerebras and DashScope have no rows: Cerebras refuses ``reasoning_content`` on every model it
+# serves (QwenLM/qwen-code#11045: "for every model, not just thinking"; gpt-oss-120b, zai-glm-4.7,
+# qwen-3.8-27b in the reports), a rule of the provider, not of some of its models; no report shows a
+# DashScope model that takes or needs what another refuses.
 TABLE: Mapping[str, tuple[Row, ...]] = MappingProxyType(
     {
         "anthropic": _CLAUDE,

@@ -70,6 +70,8 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
                 "minimax",
                 "openrouter",
                 "vllm",
+                "cerebras",
+                "dashscope",
             ),
             Binding("openai-chat", "anthropic", "anthropic-openai-compat", "anthropic", ("anthropic-openai-compat",)),
             Binding("openai-chat", "bedrock", "bedrock", "bedrock"),

@@ -14,6 +14,8 @@ class EmptyToolCalls(Rule):
     Why:
         OpenAI: "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum
         length 1, but got an empty array instead."
+        DashScope (Qwen): "<400> InternalError.Algo.InvalidParameter: Empty tool_calls is not
+        supported in message." (cnblogs/dashscope-sdk PR#74)
 
     Example:
         Before: assistant {"content": "Done.", "tool_calls": []}
@@ -26,7 +28,7 @@ class EmptyToolCalls(Rule):
 
     code = "OA001"
     name = "empty-tool-calls"
-    fixes: ClassVar[tuple[str, ...]] = ("openai.O5",)
+    fixes: ClassVar[tuple[str, ...]] = ("openai.O5", "dashscope.X2")
     apis = frozenset({"openai-chat"})
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

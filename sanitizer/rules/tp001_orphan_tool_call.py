@@ -52,6 +52,7 @@ class OrphanToolCall(Rule):
         "deepseek.D1",
         "mistral.M2",
         "minimax.X3",
+        "dashscope.X2",
     )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:

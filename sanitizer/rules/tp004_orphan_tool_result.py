@@ -47,6 +47,8 @@ class OrphanToolResult(Rule):
         "openai.O2",
         "openai.O3",
         "deepseek.D2",
+        "dashscope.X2",
+        "cerebras.orphan-tool-message",
         "mistral.M2",
         "anthropic.A2",
         "responses.R2",

@@ -149,6 +149,25 @@ def build(
                 "code": t if code is _UNSET else code,
             }
         }, {}
+    if provider == "cerebras":
+        # No ``error`` wrapper (Kilo-Org/kilocode#10375: the body of its schema errors).
+        return {
+            "message": message,
+            "type": type_ or kind,
+            "param": None if param is _UNSET else param,
+            "code": None if code is _UNSET else code,
+        }, {}
+    if provider == "dashscope":
+        # philschmid/mcp-openai-gemini-llama-example PR#5, alibaba/spring-ai-alibaba#914 (the body's own
+        # ``id`` and ``request_id`` left out: they are DashScope's, per request).
+        return {
+            "error": {
+                "code": "invalid_parameter_error" if kind == "invalid_request_error" else kind,
+                "param": None,
+                "message": message,
+                "type": type_ or kind,
+            }
+        }, {}
     if provider in ("groq", "moonshot"):
         return {"error": {"message": message, "type": type_ or kind}}, {}
     if provider == "vllm":

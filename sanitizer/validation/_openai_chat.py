@@ -48,6 +48,29 @@ Providers differ only where the catalogue says so:
   (MiniMax-AI/MiniMax-M2#76); before those, in body order, a call whose ``arguments`` are not the
   JSON text of an object (obot-platform/nanobot#237; empty arguments are not checked: MiniMax
   seems to word them otherwise, "function name or parameters is empty", and where is unclear).
+- ``cerebras``: before anything else, every assistant message that carries ``reasoning_content``,
+  which Cerebras's schema refuses on every model (it returns and takes reasoning as ``reasoning``),
+  all in one error, one line each (Alishahryar1/free-claude-code#1136); then OpenAI's rules, but a
+  ``tool`` message with no call before it gets Cerebras's own text (capital M, no prefix, no period:
+  elizaOS/eliza#18179). Texts in Cerebras's body, which has no ``error`` wrapper::
+
+      {"message": "messages.2.assistant.reasoning_content: property
+       'messages.2.assistant.reasoning_content' is unsupported", "type": "invalid_request_error",
+       "param": "validation_error", "code": "wrong_api_format"}
+
+  (Kilo-Org/kilocode#10375, CherryHQ/cherry-studio#16790, anomalyco/opencode#33413 with gpt-oss-120b,
+  NousResearch/hermes-agent#34716 with zai-glm-4.7, QwenLM/qwen-code#11045 with qwen-3.8-27b: "for
+  every model, not just thinking").
+- ``dashscope`` (Alibaba Cloud Model Studio, Qwen; X2): OpenAI's rules, with DashScope's own texts,
+  which carry the prefix ``<400> InternalError.Algo.InvalidParameter: `` and double quotes, for an
+  orphan ``tool`` message (philschmid/mcp-openai-gemini-llama-example PR#5, QwenLM/qwen-code#2360,
+  labring/FastGPT#4184), an unanswered call (QwenLM/qwen-code#315, #2249, alibaba/spring-ai-alibaba#914,
+  google-gemini/gemini-cli#5031; it names ``message[N].role``, taken to be the calling message's index
+  as in OpenAI's ``param`` [infer]) and ``tool_calls: []`` (cnblogs/dashscope-sdk PR#74, whose adapter
+  quotes the text). Body: ``{"error": {"code": "invalid_parameter_error", "param": null, "message":
+  ..., "type": "invalid_request_error"}}`` (DashScope adds an ``id`` and a ``request_id``, left out
+  here: the validator makes up no ids). An unknown or repeated ``tool_call_id`` gets OpenAI's text,
+  DashScope's own being unknown.
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
   models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
   Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
@@ -62,7 +85,7 @@ Providers differ only where the catalogue says so:
 
 Where a compatible provider's own text for a rule is not in the catalogue (groq, moonshot
 pairing), OpenAI's text is used inside that provider's envelope. Not checked: O7 (nothing to
-reject), O8 (Assistants API), X1 / X2 / X6 (Perplexity, DashScope, xAI are not providers here),
+reject), O8 (Assistants API), X1 / X6 (Perplexity and xAI are not providers here),
 D6 (error text unknown), Groq's "property ... is unsupported" for a key outside its schema
 anywhere but on a message (the request's own keys, a tool call's), V2 (Ollama), W2 / W3 (relays).
 """
@@ -189,6 +212,20 @@ X3_NOT_FOUND = "invalid params, tool result's tool id({id}) not found (2013)"
 # A replayed call whose arguments are not the JSON text of an object: text that is not JSON, or
 # an object's JSON encoded once more as a JSON string (obot-platform/nanobot#237).
 X3_ARGUMENTS = "invalid params, invalid function arguments json string, tool_call_id: {id} (2013)"
+# DashScope (X2): OpenAI's checks, its own words (see the module docstring for the sources).
+_DASHSCOPE = "<400> InternalError.Algo.InvalidParameter: "
+X2_MISSING = (
+    _DASHSCOPE + 'An assistant message with "tool_calls" must be followed by tool messages responding to each '
+    '"tool_call_id". The following tool_call_ids did not have response messages: message[{n}].role'
+)
+X2_ORPHAN = _DASHSCOPE + 'messages with role "tool" must be a response to a preceeding message with "tool_calls".'
+X2_EMPTY_TOOL_CALLS = _DASHSCOPE + "Empty tool_calls is not supported in message."
+# Cerebras: a key its schema lacks, each one a line of one error (Alishahryar1/free-claude-code#1136).
+CEREBRAS_PROPERTY = "messages.{n}.{role}.{field}: property 'messages.{n}.{role}.{field}' is unsupported"
+# The keys Cerebras refuses on each role's message, where a public report shows the refusal; it
+# takes ``reasoning`` (proxysoul/Empryo PR#209, measured), so that key is not one of them.
+CEREBRAS_REFUSED_KEYS: dict[str, tuple[str, ...]] = {"assistant": ("reasoning_content",)}
+CEREBRAS_ORPHAN = "Messages with role 'tool' must be a response to a preceeding message with 'tool_calls'"
 X4 = "thinking is enabled but reasoning_content is missing in assistant tool call message at index {n}"
 X5 = (
     "'messages.{n}' : for 'role:{role}' the following must be satisfied"
@@ -450,6 +487,8 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
     if provider == "deepseek":
         return _deepseek(b, messages)
     out = _openai(b, messages, provider)
+    if provider == "cerebras":
+        out = _cerebras(messages) + out
     if provider == "groq":
         out = _groq(messages) + out
     if provider == "moonshot":
@@ -484,7 +523,9 @@ def _schema(messages: list[_Msg], provider: str) -> list[Violation]:
             param = f"messages[{i}].name"
             out.append(violation(provider, "openai.O14", O14_NAME.format(n=i), i, param=param, code="invalid_value"))
         tool_calls = msg.raw.get("tool_calls")
-        if tool_calls == []:
+        if tool_calls == [] and provider == "dashscope":
+            out.append(violation(provider, "dashscope.X2", X2_EMPTY_TOOL_CALLS, i))
+        elif tool_calls == []:
             param = f"messages[{i}].tool_calls"
             out.append(violation(provider, "openai.O5", O5_TOOL_CALLS.format(n=i), i, param=param, code="empty_array"))
         for k, call in enumerate(tool_calls or ()):
@@ -553,9 +594,15 @@ def _openai(b: dict[str, Any], messages: list[_Msg], provider: str) -> list[Viol
         return out
     for f in faults(messages):
         role_param = f"messages.[{f.index}].role"
-        if f.kind == "missing":
+        if f.kind == "missing" and provider == "dashscope":
+            out.append(violation(provider, "dashscope.X2", X2_MISSING.format(n=f.index), f.index))
+        elif f.kind == "missing":
             text = O1.format(ids=", ".join(f.ids))
             out.append(violation(provider, "openai.O1", text, f.index, param=role_param, code=None))
+        elif f.kind == "orphan" and provider == "dashscope":
+            out.append(violation(provider, "dashscope.X2", X2_ORPHAN, f.index))
+        elif f.kind == "orphan" and provider == "cerebras":
+            out.append(violation(provider, "cerebras.orphan-tool-message", CEREBRAS_ORPHAN, f.index))
         elif f.kind == "orphan":
             out.append(violation(provider, "openai.O2", O2, f.index, param=role_param, code=None))
         elif f.kind == "unknown":
@@ -695,6 +742,30 @@ def groq_unsupported_keys(role: object, message: dict[str, Any]) -> list[str]:
     """The keys of a ``role`` message that Groq's schema does not take, in the message's order."""
     allowed = GROQ_MESSAGE_KEYS.get(role) if isinstance(role, str) else None
     return [] if allowed is None else [k for k in message if k not in allowed]
+
+
+def _cerebras(messages: list[_Msg]) -> list[Violation]:
+    """Cerebras's schema check: every refused key of the request in one error, a line each."""
+    lines: list[str] = []
+    first: int | None = None
+    for i, msg in enumerate(messages):
+        for key in cerebras_refused_keys(msg.role, msg.raw):
+            lines.append(CEREBRAS_PROPERTY.format(n=i, role=msg.role, field=key))
+            first = i if first is None else first
+    if not lines:
+        return []
+    text = "\n".join(lines)
+    return [
+        violation(
+            "cerebras", "cerebras.unsupported-property", text, first, param="validation_error", code="wrong_api_format"
+        )
+    ]
+
+
+def cerebras_refused_keys(role: object, message: dict[str, Any]) -> list[str]:
+    """The keys of a ``role`` message that Cerebras refuses, in the message's order."""
+    refused = CEREBRAS_REFUSED_KEYS.get(role) if isinstance(role, str) else None
+    return [] if refused is None else [k for k in message if k in refused]
 
 
 def _moonshot(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:

@@ -46,7 +46,10 @@ _ANTHROPIC_A13 = tuple(p for p in _ANTHROPIC if p != "deepseek-anthropic-compat"
 # is not checked for it.
 _ANTHROPIC_BODY = ("anthropic", "bedrock", "vertex", "deepseek-anthropic-compat")
 _OPENAI = ("openai", "azure", "groq", "moonshot", "openrouter")
-_OPENAI_SCHEMA = (*_OPENAI, "minimax")
+# Cerebras and DashScope word some of OpenAI's checks their own way (their own codes below).
+_OPENAI_O1 = (*_OPENAI, "cerebras")
+_OPENAI_O3 = (*_OPENAI, "cerebras", "dashscope")
+_OPENAI_SCHEMA = (*_OPENAI, "minimax", "cerebras", "dashscope")
 _GEMINI = ("gemini", "vertex", "gemini-openai-compat")
 _RESPONSES = ("openai", "azure")
 _BEDROCK = ("bedrock",)
@@ -153,7 +156,9 @@ _CODES = (
         (an.A15,),
         _catalogue(1, "A15") + "; for an empty signature: can1357/oh-my-pi PR#10486, kaitranntt/ccs#415",
     ),
-    *_section("openai", 2, _OPENAI, {"O1": (oc.O1,), "O2": (oc.O2,), "O3": (oc.O3,), "O4": (oc.O4,)}),
+    *_section("openai", 2, _OPENAI_O1, {"O1": (oc.O1,)}),
+    *_section("openai", 2, _OPENAI, {"O2": (oc.O2,)}),
+    *_section("openai", 2, _OPENAI_O3, {"O3": (oc.O3,), "O4": (oc.O4,)}),
     *_section(
         "openai",
         2,
@@ -356,6 +361,26 @@ _CODES = (
         _catalogue(8, "X5") + "; hackclub/ai#22; ServiceStack/llms#17",
     ),
     Code("vllm.V1", ("vllm",), (oc.V1_MISTRAL, oc.V1_PLAIN), _catalogue(8, "V1")),
+    Code(
+        "dashscope.X2",
+        ("dashscope",),
+        (oc.X2_ORPHAN, oc.X2_MISSING, oc.X2_EMPTY_TOOL_CALLS),
+        _catalogue(8, "X2") + "; philschmid/mcp-openai-gemini-llama-example PR#5, QwenLM/qwen-code#2360 (orphan); "
+        "QwenLM/qwen-code#315, alibaba/spring-ai-alibaba#914 (unanswered); cnblogs/dashscope-sdk PR#74 (empty)",
+    ),
+    Code(
+        "cerebras.unsupported-property",
+        ("cerebras",),
+        (oc.CEREBRAS_PROPERTY,),
+        "Kilo-Org/kilocode#10375, Alishahryar1/free-claude-code#1136, CherryHQ/cherry-studio#16790, "
+        "QwenLM/qwen-code#11045 (not in the catalogue)",
+    ),
+    Code(
+        "cerebras.orphan-tool-message",
+        ("cerebras",),
+        (oc.CEREBRAS_ORPHAN,),
+        "elizaOS/eliza#18179 (not in the catalogue)",
+    ),
 )
 
 REGISTRY: Mapping[str, Code] = MappingProxyType({c.code: c for c in _CODES})

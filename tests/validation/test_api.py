@@ -32,6 +32,8 @@ def test_providers_per_api() -> None:
             "minimax",
             "openrouter",
             "vllm",
+            "cerebras",
+            "dashscope",
             "anthropic-openai-compat",
             "bedrock",
             "gemini-openai-compat",

@@ -1,0 +1,76 @@
+"""The emulator serves Cerebras's and DashScope's checks at ``/{provider}/v1/chat/completions``,
+their texts in their bodies; a transcript repaired for them is answered."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from sanitizer import sanitize
+from tests._support.emulator import Emulator
+
+REPLAYED_REASONING: dict[str, Any] = {
+    "model": "gpt-oss-120b",
+    "messages": [
+        {"role": "user", "content": "What is 2+2?"},
+        {"role": "assistant", "content": "4", "reasoning_content": "Simple arithmetic."},
+        {"role": "user", "content": "And 3+3?"},
+    ],
+}
+TOOL_WITHOUT_CALL: dict[str, Any] = {
+    "model": "qwen-plus",
+    "messages": [
+        {"role": "user", "content": "Query the database."},
+        {"role": "tool", "tool_call_id": "call_q1", "content": "3 rows"},
+    ],
+}
+EXPECTED = {
+    "cerebras": (
+        REPLAYED_REASONING,
+        {
+            "message": "messages.1.assistant.reasoning_content: property "
+            "'messages.1.assistant.reasoning_content' is unsupported",
+            "type": "invalid_request_error",
+            "param": "validation_error",
+            "code": "wrong_api_format",
+        },
+    ),
+    "dashscope": (
+        TOOL_WITHOUT_CALL,
+        {
+            "error": {
+                "code": "invalid_parameter_error",
+                "param": None,
+                "message": '<400> InternalError.Algo.InvalidParameter: messages with role "tool" must be a response '
+                'to a preceeding message with "tool_calls".',
+                "type": "invalid_request_error",
+            }
+        },
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def http(emulator: Emulator) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=emulator.url, headers={"authorization": "Bearer sk-test"}) as client:
+        yield client
+
+
+@pytest.mark.parametrize("provider", sorted(EXPECTED))
+def test_the_provider_s_refusal_in_its_own_body(http: httpx.Client, provider: str) -> None:
+    body, refusal = EXPECTED[provider]
+    answer = http.post(f"/{provider}/v1/chat/completions", json=body)
+    assert answer.status_code == 400
+    assert answer.json() == refusal
+
+
+@pytest.mark.parametrize("provider", sorted(EXPECTED))
+def test_the_repaired_transcript_is_answered(http: httpx.Client, provider: str) -> None:
+    body, _ = EXPECTED[provider]
+    repaired = sanitize(body, api="openai-chat", provider=provider)
+    assert repaired.repairs
+    answer = http.post(f"/{provider}/v1/chat/completions", json=repaired.body)
+    assert answer.status_code == 200, answer.text

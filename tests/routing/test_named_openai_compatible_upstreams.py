@@ -1,0 +1,85 @@
+"""A named upstream with ``provider: cerebras`` or ``provider: dashscope`` gets that provider's
+repairs, and its strict mode that provider's refusal, against the emulator's strict profile."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from proxy.emulator import EmulatorConfig, build_emulator_app
+from proxy.settings import Settings
+from tests._support.proxy_e2e import suture
+from tests._support.servers import running_server
+
+CASES: dict[str, dict[str, Any]] = {
+    "cerebras": {
+        "model": "zai-glm-4.7",
+        "messages": [
+            {"role": "user", "content": "What is 2+2?"},
+            {"role": "assistant", "content": "4", "reasoning_content": "Simple arithmetic."},
+            {"role": "user", "content": "And 3+3?"},
+        ],
+    },
+    "dashscope": {
+        "model": "qwen-plus",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_w1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+                ],
+            },
+            {"role": "user", "content": "Never mind, London."},
+        ],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[str]:
+    with running_server(build_emulator_app(EmulatorConfig())) as url:
+        yield url
+
+
+def _settings(emulator: str, provider: str, **extra: Any) -> dict[str, Any]:
+    upstream = {"protocol": "openai", "base_url": f"{emulator}/{provider}/v1", "provider": provider}
+    return {"upstreams": {provider: upstream}, "routes": [{"match": "*", "upstream": provider}], **extra}
+
+
+def test_the_settings_take_the_new_provider_names() -> None:
+    for provider in CASES:
+        settings = Settings(**_settings("http://127.0.0.1:9", provider))
+        assert settings.upstreams[provider].provider == provider
+
+
+@pytest.mark.parametrize("provider", sorted(CASES))
+def test_refused_as_sent_and_answered_through_suture(emulator: str, provider: str) -> None:
+    body = CASES[provider]
+    direct = httpx.post(f"{emulator}/{provider}/v1/chat/completions", json=body, headers={"authorization": "Bearer k"})
+    assert direct.status_code == 400
+    with suture(**_settings(emulator, provider)) as url:
+        answer = httpx.post(f"{url}/v1/chat/completions", json=body, headers={"authorization": "Bearer k"})
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["x-suture-repairs"] != "0"
+
+
+STRICT = {
+    "cerebras": "cerebras.unsupported-property: messages.1.assistant.reasoning_content: property "
+    "'messages.1.assistant.reasoning_content' is unsupported",
+    "dashscope": "dashscope.X2: <400> InternalError.Algo.InvalidParameter: An assistant message with",
+}
+
+
+@pytest.mark.parametrize("provider", sorted(CASES))
+def test_strict_mode_names_the_provider_s_own_refusal(emulator: str, provider: str) -> None:
+    # Strict mode answers on the client's route (OpenAI's Chat shape), listing what the upstream's
+    # provider would refuse in its own words.
+    with suture(**_settings(emulator, provider, mode="strict")) as url:
+        answer = httpx.post(f"{url}/v1/chat/completions", json=CASES[provider], headers={"authorization": "Bearer k"})
+    assert answer.status_code == 400
+    assert STRICT[provider] in answer.json()["error"]["message"]

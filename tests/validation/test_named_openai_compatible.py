@@ -1,0 +1,115 @@
+"""Cerebras's and DashScope's own checks and texts, in their own error bodies: providers reached
+through an OpenAI-compatible base URL that refuse what OpenAI takes, or word OpenAI's rules their way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sanitizer import sanitize
+from sanitizer.validation import error_envelope, validate
+from tests._support.builders import chat, oa, ot, ou
+
+OC = "openai-chat"
+CEREBRAS_LINE = (
+    "messages.{n}.assistant.reasoning_content: property 'messages.{n}.assistant.reasoning_content' is unsupported"
+)
+DS = "<400> InternalError.Algo.InvalidParameter: "
+DS_ORPHAN = DS + 'messages with role "tool" must be a response to a preceeding message with "tool_calls".'
+DS_MISSING = (
+    DS + 'An assistant message with "tool_calls" must be followed by tool messages responding to each '
+    '"tool_call_id". The following tool_call_ids did not have response messages: message[{n}].role'
+)
+O3 = "Invalid parameter: 'tool_call_id' of 'c9' not found in 'tool_calls' of previous message."
+
+
+def thought(content: str, reasoning: str, **extra: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": content, "reasoning_content": reasoning, **extra}
+
+
+def found(body: dict[str, Any], provider: str) -> list[tuple[str, str, int | None]]:
+    return [(v.rule, v.message, v.message_index) for v in validate(body, api=OC, provider=provider)]
+
+
+def test_cerebras_lists_every_replayed_reasoning_content_in_one_error_of_its_own_shape() -> None:
+    body = chat(ou(), thought("4", "2+2"), ou("and?"), thought("6", "3+3"), ou("thanks"))
+    [violation] = validate(body, api=OC, provider="cerebras")
+    text = CEREBRAS_LINE.format(n=1) + "\n" + CEREBRAS_LINE.format(n=3)
+    assert (violation.rule, violation.message, violation.message_index) == ("cerebras.unsupported-property", text, 1)
+    # Kilo-Org/kilocode#10375: no "error" wrapper.
+    assert violation.body == {
+        "message": text,
+        "type": "invalid_request_error",
+        "param": "validation_error",
+        "code": "wrong_api_format",
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(chat(ou(), {"role": "assistant", "content": "4", "reasoning": "2+2"}, ou("and?")), id="reasoning"),
+        pytest.param(chat(ou(), oa(None, "c1"), ot("c1"), oa("done")), id="tool-loop"),
+    ],
+)
+def test_cerebras_takes_its_own_reasoning_field_and_a_paired_tool_loop(body: dict[str, Any]) -> None:
+    assert found(body, "cerebras") == []
+
+
+def test_cerebras_words_an_orphan_tool_message_its_own_way_and_the_rest_as_openai() -> None:
+    assert found(chat(ou(), ot("c9")), "cerebras") == [
+        (
+            "cerebras.orphan-tool-message",
+            "Messages with role 'tool' must be a response to a preceeding message with 'tool_calls'",
+            1,
+        )
+    ]
+    assert found(chat(ou(), oa(None, "c1"), ot("c9")), "cerebras")[1] == ("openai.O3", O3, 2)
+
+
+def test_other_providers_take_reasoning_content() -> None:
+    body = chat(ou(), thought("4", "2+2"), ou("and?"))
+    assert found(body, "openai") == found(body, "dashscope") == []
+
+
+def test_dashscope_words_openai_s_pairing_rules_its_own_way() -> None:
+    assert found(chat(ou(), ot("c9")), "dashscope") == [("dashscope.X2", DS_ORPHAN, 1)]
+    unanswered = chat(ou(), oa("checking", "c1"), ou("never mind"))
+    assert found(unanswered, "dashscope") == [("dashscope.X2", DS_MISSING.format(n=1), 1)]
+    assert found(chat(ou(), oa(None, "c1"), ot("c1"), ot("c9")), "dashscope") == [("openai.O3", O3, 3)]
+
+
+def test_dashscope_refuses_an_empty_tool_calls_list() -> None:
+    body = chat(ou(), {"role": "assistant", "content": "hello", "tool_calls": []}, ou("again"))
+    assert found(body, "dashscope") == [("dashscope.X2", DS + "Empty tool_calls is not supported in message.", 1)]
+
+
+def test_dashscope_s_error_body() -> None:
+    [violation] = validate(chat(ou(), ot("c9")), api=OC, provider="dashscope")
+    # philschmid/mcp-openai-gemini-llama-example PR#5, without DashScope's per-request ids.
+    assert violation.body == {
+        "error": {
+            "code": "invalid_parameter_error",
+            "param": None,
+            "message": DS_ORPHAN,
+            "type": "invalid_request_error",
+        }
+    }
+    status, body, _ = error_envelope(OC, "dashscope", "no key", status=401)
+    assert status == 401 and body == {
+        "error": {"code": "authentication_error", "param": None, "message": "no key", "type": "authentication_error"}
+    }
+    assert error_envelope(OC, "cerebras", "slow down", status=429)[1] == {
+        "message": "slow down",
+        "type": "rate_limit_error",
+        "param": None,
+        "code": None,
+    }
+
+
+@pytest.mark.parametrize("provider", ["cerebras", "dashscope"])
+def test_a_valid_request_takes_the_fast_path(provider: str) -> None:
+    body = chat(ou(), oa(None, "c1"), ot("c1"), oa("done"), ou("thanks"))
+    result = sanitize(body, api=OC, provider=provider)
+    assert result.body is body and result.repairs == []
