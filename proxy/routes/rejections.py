@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from sanitizer import Policy
-from sanitizer.rejection import REJECTION_STATUSES, RejectionRepair, refusal_message, repair_rejection
+from sanitizer.rejection import (
+    PORTABLE_PROFILE,
+    REJECTION_STATUSES,
+    RejectionRepair,
+    refusal_message,
+    repair_rejection,
+)
 
 __all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier"]
 
@@ -53,6 +59,8 @@ class Retrier:
     """Tool-call ids the retries' repairs rewrote for the provider, mapped back to the client's."""
     secrets: Secrets | None = field(default=None, repr=False)
     """Suture's secrets and this request's credentials, once a refusal needs them redacted."""
+    escalated: bool = False
+    """The portable profile was sent: a request gets it once, whatever ``max_attempts`` allows."""
 
     def wants(self, status: int) -> bool:
         """Whether an answer with ``status`` may be a transcript refusal worth another try."""
@@ -80,6 +88,7 @@ class Retrier:
             provider=self.rules_for,
             policy=self.policy,
             model=self.model,
+            escalate=not self.escalated,
         )
         try:
             if long_transcript(self.body):
@@ -109,6 +118,7 @@ class Retrier:
             )
             return None
         self.attempts += 1
+        self.escalated = self.escalated or outcome.strategy == PORTABLE_PROFILE.name
         self.strategy = outcome.strategy
         self.body = outcome.body
         self.restore_ids.update(outcome.restore_ids)

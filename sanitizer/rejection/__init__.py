@@ -4,7 +4,10 @@ However complete the rules, providers add new ones. A refusal usually says what 
 where (``messages.3.content.1``, ``messages[5]``, a tool-call id, an item id). :func:`repair_rejection`
 reads it (``_reading``) and repairs that: first with the rules that clear the violation the
 message is (its text matches a registry template), else with the first of :data:`STRATEGIES`
-that changes the body. Pure, like the rest of the sanitizer: the proxy decides whether to retry.
+that changes the body. A refusal of the transcript that names nothing, or nothing a strategy
+changes, escalates once to :data:`PORTABLE_PROFILE`: the whole body in the shape every
+OpenAI-compatible server takes. Pure, like the rest of the sanitizer: the proxy decides whether
+to retry.
 """
 
 from __future__ import annotations
@@ -33,8 +36,17 @@ from .rj007_answer_stored_call import AnswerStoredCall
 from .rj008_drop_stored_duplicate import DropStoredDuplicate
 from .rj009_reset_named_arguments import ResetNamedArguments
 from .rj010_move_named_tool_image import MoveNamedToolImage
+from .rj011_portable_profile import PortableProfile
 
-__all__ = ["REJECTION_STATUSES", "STRATEGIES", "RejectionRepair", "Strategy", "refusal_message", "repair_rejection"]
+__all__ = [
+    "PORTABLE_PROFILE",
+    "REJECTION_STATUSES",
+    "STRATEGIES",
+    "RejectionRepair",
+    "Strategy",
+    "refusal_message",
+    "repair_rejection",
+]
 
 STRATEGIES: tuple[Strategy, ...] = (
     # Before answer-named-call: a call named for its arguments is not named as unanswered.
@@ -49,6 +61,9 @@ STRATEGIES: tuple[Strategy, ...] = (
     MergeNamedMessage(),
     DropEmptyNamedMessage(),
 )
+PORTABLE_PROFILE = PortableProfile()
+"""The escalation: not one of :data:`STRATEGIES`, which repair what a refusal names; this one the
+whole body, when a refusal names nothing they change."""
 _DEFAULT_POLICY = Policy()
 
 
@@ -78,18 +93,21 @@ def repair_rejection(
     provider: str | None = None,
     policy: Policy | None = None,
     model: str | None = None,
+    escalate: bool = True,
 ) -> RejectionRepair:
     """Repair what ``message`` (a provider's refusal, with ``status``, of ``body`` as sent) names.
 
     The input is never mutated. A refusal that is not about the transcript (context length,
-    model, credentials, quota, content policy, another parameter), names a place the body does
-    not have, or names nothing Suture can change gives ``body=None``.
+    model, credentials, quota, content policy, another parameter) or names a place the body does
+    not have gives ``body=None``. One about the transcript that names nothing a strategy changes
+    gets :data:`PORTABLE_PROFILE` when ``escalate`` (the caller's once per request) and it
+    changes the body; else ``body=None``.
     """
     dialect = DIALECTS.get(api)
     if dialect is None or not isinstance(body, dict):
         return RejectionRepair(None, f"not a transcript of a known format ({api})")
     reading = read(body, api, status, message)
-    if not reading.about_transcript:
+    if not reading.about_transcript and not (escalate and reading.vague):
         return RejectionRepair(None, reading.why)
     if api == "openai-responses" and isinstance(body.get("input"), str):
         # A text input is one user message (OpenAI's reference says so): as a list, a repair can
@@ -102,9 +120,13 @@ def repair_rejection(
     # The refusal is the provider's word over the capability table: a model that refused what the
     # table says it takes (a system message inside messages) is repaired as one that takes nothing.
     ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model or _model(body), known=NONE)
-    strategy = _repair(transcript, ctx, api, reading)
+    strategy = _repair(transcript, ctx, api, reading) if reading.about_transcript else None
+    if strategy is None and escalate:
+        PORTABLE_PROFILE.repair(transcript, ctx, named(transcript, api, reading))
+        strategy = PORTABLE_PROFILE.name if ctx.repairs else None
     if strategy is None:
-        return RejectionRepair(None, "nothing the refusal names can be changed", codes=reading.codes)
+        why = reading.why if not reading.about_transcript else "nothing the refusal names can be changed"
+        return RejectionRepair(None, why, codes=reading.codes)
     sent = {p.call_id for _, p in transcript.parts()}
     restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
     return RejectionRepair(dialect.render(transcript), "", strategy, reading.codes, ctx.repairs, restore)

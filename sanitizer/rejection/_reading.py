@@ -80,6 +80,13 @@ _OTHER_FIELD = re.compile(
     r"(?:[.\[\]'`\"):]|$)"
 )
 _MIN_ID = 4
+# Words of a refusal about the request's shape, though it names no place in it: "Invalid request:
+# messages", "Bad Request", "unexpected message format", "Unexpected item type in content".
+_ABOUT_SHAPE = re.compile(
+    r"\b(?:messages?|content|tool|tools?_calls?|role|function|arguments?|input|format|invalid|parse|schema|"
+    r"json|validation|unexpected|bad request|malformed)\b",
+    re.IGNORECASE,
+)
 # Python's own JSON parser on a tool call's arguments, quoted as it raised (vLLM re-parses the
 # history's arguments for the chat template): the position pins down which arguments.
 DECODER_ERROR = re.compile(
@@ -110,6 +117,9 @@ class Reading:
     message: str = ""
     """The refusal's own text, for a strategy that reads what the body cannot hold (a call of a
     stored response)."""
+    vague: bool = False
+    """A refusal of the transcript's shape that names nothing in it ("The provided messages input
+    is invalid."): the portable profile's case, not a strategy's."""
 
 
 def read(body: dict[str, Any], api: str, status: int, message: str) -> Reading:
@@ -134,7 +144,8 @@ def read(body: dict[str, Any], api: str, status: int, message: str) -> Reading:
     if status == 404 and not (codes or ids):
         return Reading(False, "a 404 that names no item of the body")
     if not (codes or ids or message_index is not None or any(p.search(message) for p in _UNPLACED)):
-        return Reading(False, "the refusal names no location, id or known violation")
+        vague = status != 404 and _ABOUT_SHAPE.search(message) is not None
+        return Reading(False, "the refusal names no location, id or known violation", vague=vague)
     return Reading(True, "", codes, message_index, block_index, block_is_call, ids, message)
 
 

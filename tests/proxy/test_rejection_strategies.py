@@ -4,10 +4,12 @@ the strategy, retries once and logs the repair; the client, an official SDK, get
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -128,3 +130,79 @@ def test_history_arguments_the_provider_cannot_parse_are_reset(running: Stack, l
     [line] = wait_for(lambda: logs.records("suture.repair", "repair after rejection"))
     assert (line["code"], line["strategy"], line["tool_call_id"]) == ("RJ009", "reset-named-arguments", "call_abc")
     assert line["provider_message"] == ARGUMENTS_REFUSED
+
+
+# Alibaba DashScope's text-only models on a content of text parts: a refusal that names nothing
+# (can1357/oh-my-pi#1859). The portable profile, not a strategy, answers it.
+VAGUE_REFUSED = (
+    "InternalError.Algo.InvalidParameter: The provided messages input is invalid. "
+    "The error info is [Unexpected item type in content.]"
+)
+PORTABLE_RULES = (
+    ExtraRule(
+        api="openai-chat",
+        message_text="CONTEXT-OVERFLOW",
+        message="Range of input length should be [1, 129024]: this model's maximum context length is 131072 tokens.",
+    ),
+    ExtraRule(api="openai-chat", block_type="text", message=VAGUE_REFUSED),
+)
+PARTS_TURN: list[dict[str, Any]] = [
+    {"role": "user", "content": [{"type": "text", "text": "Read a.py"}, {"type": "text", "text": "then b.py"}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "functions.read:0", "type": "function", "function": {"name": "read", "arguments": ""}}],
+    },
+    {"role": "tool", "tool_call_id": "functions.read:0", "content": [{"type": "text", "text": "print(1)"}]},
+    {"role": "user", "content": "And b.py?"},
+]
+
+
+@pytest.fixture
+def strict_about_parts(tmp_path: Path) -> Iterator[Stack]:
+    record = tmp_path / "emulator.jsonl"
+    app = build_emulator_app(EmulatorConfig(provider="openai", record_path=record, extra_rules=PORTABLE_RULES))
+    with (
+        running_server(app, timeout_graceful_shutdown=1) as emulator,
+        suture(openai={"upstream": emulator + "/v1"}, capture={"dir": str(tmp_path / "captures")}) as url,
+    ):
+        yield Stack(record, url)
+
+
+def test_a_refusal_that_names_nothing_gets_the_portable_profile(
+    strict_about_parts: Stack, logs: LogLines, tmp_path: Path
+) -> None:
+    with strict_about_parts.openai() as client:
+        raw = client.chat.completions.with_raw_response.create(model="qwen3-max", messages=PARTS_TURN)  # type: ignore[arg-type]
+    assert raw.headers["x-suture-retried"] == "1"
+    assert "And b.py?" in (raw.parse().choices[0].message.content or "")
+    assert strict_about_parts.statuses() == [400, 200]
+    user, assistant, tool, last = strict_about_parts.sent(1)
+    assert user == {"role": "user", "content": "Read a.py\n\nthen b.py"}
+    assert assistant["tool_calls"][0]["id"] == tool["tool_call_id"] == "functions_read_0"
+    assert assistant["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert tool["content"] == "print(1)" and last == PARTS_TURN[3]
+    lines = wait_for(lambda: logs.records("suture.repair", "repair after rejection"))
+    assert {(line["code"], line["strategy"]) for line in lines} == {("RJ011", "portable-profile")}
+    assert {line["action"] for line in lines} == {"joined", "replaced", "renamed"}
+    assert lines[0]["provider_message"] == VAGUE_REFUSED
+    metrics = httpx.get(strict_about_parts.url + "/metrics").text
+    assert (
+        'suture_rejection_repairs_total{outcome="accepted",strategy="portable-profile",upstream="openai"} 1.0'
+        in metrics
+    )
+    [capture] = wait_for(lambda: list((tmp_path / "captures").glob("*.json")))
+    [retry] = json.loads(capture.read_text())["rejection_repairs"]
+    assert retry["strategy"] == "portable-profile" and retry["forwarded"]["messages"][0] == user
+
+
+def test_a_context_length_refusal_is_relayed_not_escalated(strict_about_parts: Stack) -> None:
+    # Text parts the portable profile would join: the refusal is about the length, so it is relayed.
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "CONTEXT-OVERFLOW"}, {"type": "text", "text": "x"}]}
+    ]
+    with strict_about_parts.openai() as client, pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="qwen3-max", messages=messages)  # type: ignore[arg-type]
+    assert "maximum context length" in caught.value.message
+    assert "x-suture-retried" not in caught.value.response.headers
+    assert strict_about_parts.statuses() == [400]

@@ -24,8 +24,20 @@ from tests._support.transcript_strategies import (
     user_texts,
 )
 
+
+def to_openai_parts(evs: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """OpenAI Chat with each text as a list of text parts, an empty one among them: the portable
+    profile's case."""
+    body = to_openai(evs)
+    for m in body["messages"]:
+        if isinstance(m.get("content"), str):
+            m["content"] = [{"type": "text", "text": m["content"]}, {"type": "text", "text": ""}]
+    return body
+
+
 SHAPES = {
     "openai-chat": (to_openai, "messages"),
+    "openai-chat-parts": (to_openai_parts, "messages"),
     "anthropic-messages": (to_anthropic, "messages"),
     "openai-responses": (to_responses, "input"),
     "gemini": (to_gemini, "contents"),
@@ -65,6 +77,9 @@ def refusals(draw: st.DrawFn, key: str, size: int, ids: list[str]) -> str:
         f"Item '{ident}' was provided without its required following item.",
         "Expecting value: line 1 column 1 (char 0)",
         "Invalid JSON format in tool call arguments",
+        # Names nothing: the portable profile's escalation.
+        "The provided messages input is invalid. The error info is [Unexpected item type in content.]",
+        "Bad Request",
         f"Invalid '{key}[{i}]'. Image URLs are only allowed for messages with role 'user', but this message with "
         "role 'tool' contains an image URL.",
         draw(st.text(max_size=40)),
@@ -94,7 +109,7 @@ def test_no_refusal_makes_a_repair_lose_user_text_or_a_real_result(
     pristine = copy.deepcopy(body)
     message = data.draw(refusals(key, len(body[key]), _ids(body[key])))
     status = data.draw(st.sampled_from([400, 404, 422]))
-    outcome = repair_rejection(body, api=api, status=status, message=message)
+    outcome = repair_rejection(body, api=api.removesuffix("-parts"), status=status, message=message)
     assert body == pristine, "input mutated"
     if outcome.body is None:
         assert not outcome.repairs

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sanitizer import Policy
-from sanitizer.rejection import STRATEGIES, refusal_message, repair_rejection
+from sanitizer.rejection import PORTABLE_PROFILE, STRATEGIES, refusal_message, repair_rejection
 from sanitizer.rules import RULES
 from sanitizer.rules._base import DOC_HEADINGS
 
@@ -57,15 +57,15 @@ def test_golden(path: Path) -> None:
 
 def test_every_strategy_has_a_case_that_fires_and_one_that_does_not() -> None:
     fired = {_load(p)["strategy"] for p in CASES}
-    assert {s.name for s in STRATEGIES} <= fired
+    assert {s.name for s in (*STRATEGIES, PORTABLE_PROFILE)} <= fired
     assert None in fired and "rules" in fired
 
 
 def test_strategies_are_documented_rules_with_codes_of_their_own() -> None:
-    codes = [s.code for s in STRATEGIES]
+    codes = [s.code for s in (*STRATEGIES, PORTABLE_PROFILE)]
     assert len(set(codes)) == len(codes)
     assert not set(codes) & {r.code for r in RULES}
-    for strategy in STRATEGIES:
+    for strategy in (*STRATEGIES, PORTABLE_PROFILE):
         doc = inspect.cleandoc(type(strategy).__doc__ or "")
         assert [h for h in DOC_HEADINGS if f"{h}:" in doc] == list(DOC_HEADINGS), strategy.code
         assert strategy.name and strategy.code.startswith("RJ")
@@ -158,3 +158,22 @@ def test_a_refusal_in_either_wording_of_a_check_is_read_as_its_code(message: str
         ],
     }
     assert read(body, "anthropic-messages", 400, message).codes == ("anthropic.A13",)
+
+
+PORTABLE_CASES = [p for p in CASES if _load(p)["strategy"] == PORTABLE_PROFILE.name]
+
+
+@pytest.mark.parametrize("path", PORTABLE_CASES, ids=[p.stem for p in PORTABLE_CASES])
+def test_the_portable_profile_settles_and_is_given_once(path: Path) -> None:
+    case = _load(path)
+    common = {
+        "api": case["api"],
+        "status": case["status"],
+        "message": case["message"],
+        "provider": case.get("provider"),
+    }
+    # Its own output is portable: the same refusal of it again is relayed.
+    again = repair_rejection(case["after"], **common)
+    assert again.body is None
+    # The caller's once per request: no second escalation.
+    assert repair_rejection(case["before"], escalate=False, **common).body is None
