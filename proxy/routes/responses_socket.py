@@ -66,7 +66,7 @@ from .off_loop import long_transcript
 from .send_native import credential_headers
 
 # The POST route's own steps, so that an event is repaired, judged and logged exactly as a body is.
-from .transcripts import _NO_BETAS, _describe_repair, _log_repair, _Prepared, _repair, _validate
+from .transcripts import NO_BETAS, Prepared, describe_repair, log_repair, run_repair, validate_body
 
 FALLBACK_STATUS = 426
 """The handshake's answer where the upstream cannot carry the WebSocket: the client falls back to HTTPS."""
@@ -372,31 +372,33 @@ class _Socket:
         turn.model = model if isinstance(model, str) else None
         loop = state.loop or asyncio.get_running_loop()
         # The event parsed whole is the body the rules read: they ignore its "type", and keep it.
-        prepared = _Prepared(None, event, None, rules_for, SanitizeResult(event), raw)
+        prepared = Prepared(None, event, None, rules_for, SanitizeResult(event), raw)
         prepared.long = long_transcript(event)
         if not prepared.long:
-            prepared = _repair(prepared, api, state, mode, None, turn.request_id)
+            prepared = run_repair(prepared, api, state, mode, None, turn.request_id)
         else:
             try:
                 clean = looks_clean(event, api=api, policy=state.policy, provider=rules_for, model=None)
             except Exception:
                 clean = False  # for the full pass to report or survive, as for any body
             if not clean:
-                prepared = await loop.run_in_executor(None, _repair, prepared, api, state, mode, None, turn.request_id)
+                prepared = await loop.run_in_executor(
+                    None, run_repair, prepared, api, state, mode, None, turn.request_id
+                )
         if prepared.error is not None:
             await self._refuse(turn, 400, prepared.error)
             return None
         result = prepared.result
         turn.repairs_found, turn.repairs = len(result.repairs), result.repairs
         for repair in result.repairs:
-            _log_repair(turn.request_id, repair, mode)
+            log_repair(turn.request_id, repair, mode)
         if mode == "strict":
-            problems = [_describe_repair(r) for r in result.repairs]
+            problems = [describe_repair(r) for r in result.repairs]
             try:
                 found = (
-                    await loop.run_in_executor(None, _validate, event, api, rules_for, None, _NO_BETAS)
+                    await loop.run_in_executor(None, validate_body, event, api, rules_for, None, NO_BETAS)
                     if prepared.long
-                    else _validate(event, api, rules_for, None, _NO_BETAS)
+                    else validate_body(event, api, rules_for, None, NO_BETAS)
                 )
                 problems += [f"{v.rule}: {v.message}" for v in found]
             except SanitizeError as exc:

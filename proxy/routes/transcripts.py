@@ -41,12 +41,12 @@ async def proxy_transcript(
     state = exchange.state
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
-    betas = _betas(exchange) if route.api == "anthropic-messages" else _NO_BETAS
+    betas = _betas(exchange) if route.api == "anthropic-messages" else NO_BETAS
     prepared = _prepare(raw, route, state, mode, model, betas, exchange.request_id)
     if prepared.error is None and prepared.deferred:
         # One trip to a worker thread for the repair and the serialisation (each trip costs a
         # thread handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
-        prepared = await exchange.off_loop(_repair, prepared, route.api, state, mode, model, exchange.request_id)
+        prepared = await exchange.off_loop(run_repair, prepared, route.api, state, mode, model, exchange.request_id)
     if prepared.error is not None:
         return error_response(provider, 400, prepared.error)
     body, target, rules_for, result, content = (
@@ -65,17 +65,17 @@ async def proxy_transcript(
     exchange.repairs = result.repairs  # counted (and traced) when the exchange finishes
     if result.repairs and repair_log.isEnabledFor(logging.INFO):
         for repair in result.repairs:
-            _log_repair(exchange.request_id, repair, mode)
+            log_repair(exchange.request_id, repair, mode)
 
     if mode == "strict":
-        problems = [_describe_repair(r) for r in result.repairs]
+        problems = [describe_repair(r) for r in result.repairs]
         try:
             # validate() resolves the provider through the table as sanitize() and `suture check` do:
             # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
             found = (
-                await exchange.off_loop(_validate, body, api, rules_for, model, prepared.betas)
+                await exchange.off_loop(validate_body, body, api, rules_for, model, prepared.betas)
                 if prepared.long
-                else _validate(body, api, rules_for, model, prepared.betas)
+                else validate_body(body, api, rules_for, model, prepared.betas)
             )
             problems += [f"{v.rule}: {v.message}" for v in found]
         except SanitizeError as exc:
@@ -104,7 +104,7 @@ async def proxy_transcript(
 
 
 @dataclass(slots=True)
-class _Prepared:
+class Prepared:
     """A transcript's bytes made ready to send: parsed, routed, repaired, serialised."""
 
     error: str | None = None
@@ -116,7 +116,7 @@ class _Prepared:
     content: bytes = b""
     """What goes upstream: the client's own bytes unless the body was repaired (repair mode)."""
     deferred: bool = False
-    """A long transcript the quick check could not vouch for: the full pass is still to run (_repair)."""
+    """A long transcript the quick check could not vouch for: the full pass is still to run (run_repair)."""
     long: bool = False
     """A transcript whose Python work goes to a worker thread (off_loop.long_transcript)."""
     betas: frozenset[str] = frozenset()
@@ -125,18 +125,18 @@ class _Prepared:
 
 def _prepare(
     raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, betas: frozenset[str], request_id: str
-) -> _Prepared:
+) -> Prepared:
     """Parse, route by model, then repair and serialise, except for a long transcript the quick
-    check cannot vouch for, which comes back ``deferred`` for :func:`_repair` in a worker thread."""
+    check cannot vouch for, which comes back ``deferred`` for :func:`run_repair` in a worker thread."""
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return _Prepared(f"the request body is not valid JSON: {exc}")
+        return Prepared(f"the request body is not valid JSON: {exc}")
     api = route.api
     # The route table (`routes:`) applies to Chat, Responses and Messages requests, by their model.
     target = state.router.resolve(body.get("model")) if route.routed and isinstance(body, dict) else None
     if target is not None and target.protocol != "litellm" and api not in PROTOCOL_APIS[target.protocol]:
-        return _Prepared(
+        return Prepared(
             f"model {body['model']!r} routes to upstream {target.name!r}, which speaks the {target.protocol} API; "
             "this client's format reaches it only through a litellm upstream"
         )
@@ -145,10 +145,10 @@ def _prepare(
     # The core's provider table says which rules bind the body: the route's provider's, or the
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
-    prepared = _Prepared(None, body, target, rules_for, SanitizeResult(body), raw, betas=betas)
+    prepared = Prepared(None, body, target, rules_for, SanitizeResult(body), raw, betas=betas)
     prepared.long = long_transcript(body)
     if not prepared.long:
-        return _repair(prepared, api, state, mode, model, request_id)
+        return run_repair(prepared, api, state, mode, model, request_id)
     try:
         clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model, betas=betas)
     except Exception:
@@ -157,9 +157,9 @@ def _prepare(
     return prepared
 
 
-def _repair(
-    prepared: _Prepared, api: str, state: ProxyState, mode: str, model: str | None, request_id: str
-) -> _Prepared:
+def run_repair(
+    prepared: Prepared, api: str, state: ProxyState, mode: str, model: str | None, request_id: str
+) -> Prepared:
     """The full pass on a parsed, routed body, and its serialisation when it was repaired."""
     body = prepared.body
     prepared.deferred = False
@@ -168,7 +168,7 @@ def _repair(
             body, api=api, policy=state.policy, provider=prepared.rules_for, model=model, betas=prepared.betas
         )
     except SanitizeError as exc:
-        return _Prepared(str(exc))
+        return Prepared(str(exc))
     except Exception:
         # A fault in the sanitizer must not take the agent down: forward as if Suture were absent.
         repair_log.exception(
@@ -191,11 +191,11 @@ def _repair(
     return prepared
 
 
-def _validate(body: Any, api: str, provider: str | None, model: str | None, betas: frozenset[str]) -> list[Any]:
+def validate_body(body: Any, api: str, provider: str | None, model: str | None, betas: frozenset[str]) -> list[Any]:
     return validate(body, api=api, provider=provider, model=model, betas=betas)
 
 
-_NO_BETAS: frozenset[str] = frozenset()
+NO_BETAS: frozenset[str] = frozenset()
 
 
 def _betas(exchange: Exchange) -> frozenset[str]:
@@ -203,7 +203,7 @@ def _betas(exchange: Exchange) -> frozenset[str]:
     capabilities they declare is the core's to say (``sanitizer.capabilities``)."""
     request = exchange.request
     if request is None:
-        return _NO_BETAS
+        return NO_BETAS
     values = request.headers.getlist("anthropic-beta")
     return frozenset(beta.strip() for value in values for beta in value.split(",") if beta.strip())
 
@@ -227,7 +227,7 @@ def _capture_draft(
     )
 
 
-def _describe_repair(repair: Repair) -> str:
+def describe_repair(repair: Repair) -> str:
     where = []
     if repair.message_index is not None:
         where.append(f"message {repair.message_index}")
@@ -237,7 +237,7 @@ def _describe_repair(repair: Repair) -> str:
     return f"{repair.code} {repair.rule}{place}: {repair.detail}"
 
 
-def _log_repair(request_id: str, repair: Repair, mode: str) -> None:
+def log_repair(request_id: str, repair: Repair, mode: str) -> None:
     log(
         repair_log,
         logging.INFO,
