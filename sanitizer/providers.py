@@ -72,6 +72,7 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
                 "vllm",
                 "cerebras",
                 "dashscope",
+                "llamacpp",
             ),
             Binding("openai-chat", "anthropic", "anthropic-openai-compat", "anthropic", ("anthropic-openai-compat",)),
             Binding("openai-chat", "bedrock", "bedrock", "bedrock"),

@@ -22,6 +22,7 @@ class NullContent(Rule):
     Why:
         OpenAI: "Invalid value for 'content': expected a string, got null."
         Mistral: "Assistant message must have either content or tool_calls, but not none."
+        llama.cpp: "Assistant message must contain either 'content' or 'tool_calls'!"
         Groq: "'messages.3' : for 'role:tool' the following must be satisfied
         [('messages.3.content' : value must be a string)]"
 
@@ -43,24 +44,27 @@ class NullContent(Rule):
         Bedrock-backed gateways); one that still carries something (a refusal, audio,
         reasoning_content, a legacy function_call bound for Mistral) is kept with an empty
         string. An assistant message with tool calls, or with a legacy function_call where the
-        provider has the functions API, may have null content and is left alone.
+        provider has the functions API, may have null content and is left alone. Bound for
+        llama.cpp's server, an assistant message with no ``content`` at all is read as null too
+        (a reasoning-only turn is kept, with an empty string).
     """
 
     code = "OA002"
     name = "null-content"
     apis = frozenset({"openai-chat"})
-    fixes: ClassVar[tuple[str, ...]] = ("openai.O6", "mistral.M5")
+    fixes: ClassVar[tuple[str, ...]] = ("openai.O6", "mistral.M5", "llamacpp.empty-assistant")
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        # Mistral reads a missing content as null, and has no functions API (M5).
-        mistral = ctx.provider == "mistral"
+        # Mistral reads a missing content as null, and has no functions API (M5); llama-server asks
+        # an assistant message for a content or tool_calls key, a function_call not standing in.
+        missing_is_null = ctx.provider in ("mistral", "llamacpp")
         kept = []
         for entry in transcript.entries:
             source = entry.source
-            if entry.origin is None or not _null_content(entry, mistral):
+            if entry.origin is None or not _null_content(entry, missing_is_null):
                 kept.append(entry)
                 continue
-            legacy_call = source.get("function_call") is not None and not mistral
+            legacy_call = source.get("function_call") is not None and not missing_is_null
             if entry.role == "assistant" and (entry.calls() or legacy_call):
                 kept.append(entry)
                 continue
@@ -91,10 +95,10 @@ class NullContent(Rule):
         transcript.entries = kept
 
 
-def _null_content(entry: Entry, mistral: bool) -> bool:
+def _null_content(entry: Entry, missing_is_null: bool) -> bool:
     if "content" in entry.source:
         return entry.source["content"] is None
-    return mistral and entry.role == "assistant"
+    return missing_is_null and entry.role == "assistant"
 
 
 def _null(source: dict[str, Any]) -> str:

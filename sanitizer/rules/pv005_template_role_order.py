@@ -14,7 +14,8 @@ _SYSTEM = frozenset({"system", "developer"})
 class TemplateRoleOrder(Rule):
     """
     What it repairs:
-        A role order the model's chat template refuses, in a body bound for vLLM: two user
+        A role order the model's chat template refuses, in a body bound for vLLM or llama.cpp's
+        server (llama-server), which render it with the model's Jinja template: two user
         (or assistant) messages in a row, a system message that is not the first message (or,
         for the first Mistral templates, any system message), a user message right after the
         tool results, a conversation whose first turn is the assistant's.
@@ -26,6 +27,11 @@ class TemplateRoleOrder(Rule):
         user/assistant/user/assistant/..."
         vLLM (Mistral models on the mistral-common tokenizer): "Unexpected role 'user' after
         role 'tool'"
+        llama.cpp (Gemma 3, as an HTTP 500): "Error: Jinja Exception: Conversation roles must
+        alternate user/assistant/user/assistant/..." (nextai-translator/raycast-openai-translator#34)
+        llama.cpp (Devstral Small 2, 500): "After the optional system message, conversation roles
+        must alternate user and assistant roles except for tool calls and results."
+        (ggml-org/llama.cpp#19851)
 
     Example:
         Before: system "you are wikipedia agent." / user "capital of ontario?" /
@@ -41,15 +47,15 @@ class TemplateRoleOrder(Rule):
         text and calls, such as reasoning_content, is bridged instead, never merged). A short
         assistant message (the policy's bridge_text) goes between tool results and the user's
         next message, and a user message "Continue." before an assistant message that opens the
-        conversation. Applied to every model served by vLLM: the shape every chat template
+        conversation. Applied to every model served by vLLM or llama.cpp: the shape every chat template
         takes, so a template Suture does not know by name is covered too.
     """
 
     code = "PV005"
     name = "template-role-order"
     apis = frozenset({"openai-chat"})
-    providers = frozenset({"vllm"})
-    fixes: ClassVar[tuple[str, ...]] = ("vllm.V1", "mistral.M3")
+    providers = frozenset({"vllm", "llamacpp"})
+    fixes: ClassVar[tuple[str, ...]] = ("vllm.V1", "mistral.M3", "llamacpp.template-role-order")
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         # Only the plainest order is judged here: one system message at most, first.

@@ -77,6 +77,9 @@ _VLLM_TYPE = {
     "timeout_error": "InternalServerError",
 }
 
+# The error types llama-server shares with Anthropic's names (its others: server_error, unavailable_error).
+_LLAMACPP_TYPES = frozenset({"invalid_request_error", "authentication_error", "permission_error", "not_found_error"})
+
 # The provider_name OpenRouter gives each upstream in its error body (W1).
 _UPSTREAM_NAME = {
     "openai": "OpenAI",
@@ -168,6 +171,11 @@ def build(
                 "type": type_ or kind,
             }
         }, {}
+    if provider == "llamacpp":
+        # llama-server's format_error_response: its own type names; a chat template's raise_exception
+        # is a server_error 500 (janhq/jan#6254, ggml-org/llama.cpp#19851).
+        t = kind if kind in _LLAMACPP_TYPES else "unavailable_error" if status == 503 else "server_error"
+        return {"error": {"code": status, "message": message, "type": t}}, {}
     if provider in ("groq", "moonshot"):
         return {"error": {"message": message, "type": type_ or kind}}, {}
     if provider == "vllm":

@@ -71,6 +71,20 @@ Providers differ only where the catalogue says so:
   ..., "type": "invalid_request_error"}}`` (DashScope adds an ``id`` and a ``request_id``, left out
   here: the validator makes up no ids). An unknown or repeated ``tool_call_id`` gets OpenAI's text,
   DashScope's own being unknown.
+- ``llamacpp`` (llama.cpp's ``llama-server``): no pairing checks. Its own checks, status 400 in
+  ``{"error": {"code": 400, "message": ..., "type": "invalid_request_error"}}``: an assistant message
+  with neither ``content`` nor ``tool_calls`` ("Assistant message must contain either 'content' or
+  'tool_calls'!", ggml-org/llama.cpp#12279 and PR#12293, which added it; a reasoning-only turn
+  replayed), and a null ``content`` with no ``tool_calls`` ("Expected 'content' or 'tool_calls' (ref:
+  ...)", common/chat.cpp; 500 on builds that threw it as a runtime error [infer]). Then the role
+  check of the model's GGUF chat template, for models whose template is known from their name (as
+  for vllm; the later Mistral models, which vLLM serves with mistral-common, by their Jinja template:
+  "After the optional system message, conversation roles must alternate user and assistant roles
+  except for tool calls and results.", ggml-org/llama.cpp#19851, SWE-agent/mini-swe-agent#759,
+  sipeed/picoclaw#207, the tool messages and calling turns left out of the count as BerriAI/litellm
+  PR#22675 reads the template). A template's refusal is HTTP **500**, ``type`` ``server_error``, its
+  text at the end of a message naming the template line (nextai-translator/raycast-openai-translator#34,
+  janhq/jan#6254 with gemma: "Conversation roles must alternate user/assistant/user/assistant/...").
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
   models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
   Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
@@ -256,6 +270,17 @@ GROQ_MESSAGE_KEYS: dict[str, frozenset[str]] = {
 }
 V1_MISTRAL = "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."
 V1_PLAIN = "Conversation roles must alternate user/assistant/user/assistant/..."
+# llama.cpp's server (see the module docstring for the sources). The template's text closes a longer
+# message that names the template line ("While executing CallExpression at line 189, ...").
+LLAMACPP_MISTRAL = (
+    "After the optional system message, conversation roles must alternate user and assistant roles "
+    "except for tool calls and results."
+)
+LLAMACPP_NO_CONTENT = "Assistant message must contain either 'content' or 'tool_calls'!"
+LLAMACPP_EXPECTED = (
+    "Expected 'content' or 'tool_calls' (ref: https://github.com/ggml-org/llama.cpp/issues/8367 & "
+    "https://github.com/ggml-org/llama.cpp/issues/12279)"
+)
 
 _MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 # Mistral's model families. The first releases (Mistral 7B and Mixtral 8x, "-v0.x") are served with
@@ -482,6 +507,8 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
         return _mistral(messages)
     if provider == "vllm":
         return _vllm(b, messages)
+    if provider == "llamacpp":
+        return _llamacpp(b, messages)
     if provider == "openrouter":
         return _openrouter(b, messages)
     if provider == "deepseek":
@@ -788,13 +815,35 @@ def _vllm(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
         return []
     if template == "mistral-common":
         return _mistral(messages, "vllm")
+    return _template_roles(messages, template, "vllm")
+
+
+def _llamacpp(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
+    """llama-server's own message checks, then the GGUF chat template's role check (a 500)."""
+    out: list[Violation] = []
+    for i, msg in enumerate(messages):
+        has_calls = "tool_calls" in msg.raw
+        if msg.role == "assistant" and "content" not in msg.raw and not has_calls:
+            out.append(violation("llamacpp", "llamacpp.empty-assistant", LLAMACPP_NO_CONTENT, i))
+        elif "content" in msg.raw and msg.raw["content"] is None and not has_calls:
+            out.append(violation("llamacpp", "llamacpp.empty-assistant", LLAMACPP_EXPECTED, i))
+    template = vllm_template(b.get("model"))
+    if template is None:
+        return out
+    # llama.cpp renders every model with its GGUF's Jinja template: the later Mistral models too,
+    # whose templates word the check their own way (vLLM serves those with mistral-common).
+    return out + _template_roles(messages, template, "llamacpp")
+
+
+def _template_roles(messages: list[_Msg], template: str, provider: str) -> list[Violation]:
     checked = messages
-    if template == "mistral":
-        text = V1_MISTRAL
+    if template in ("mistral", "mistral-common"):
+        text = LLAMACPP_MISTRAL if template == "mistral-common" else V1_MISTRAL
         # Mistral's tool-aware templates leave tool messages and tool-calling turns out of the check.
         checked = [m for m in messages if m.role != "tool" and not m.calls]
     else:
         text = V1_PLAIN
+    rule, status = ("vllm.V1", 400) if provider == "vllm" else ("llamacpp.template-role-order", 500)
     # Only the first message may be the system message the template takes out (none, for the first
     # Mistral templates); the template raises at the first turn out of place: every such turn is listed.
     system_first = template != "mistral-no-system"
@@ -806,7 +855,7 @@ def _vllm(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
             continue
         expected = "user" if k % 2 == 0 else "assistant"
         if msg.role != expected:
-            out.append(violation("vllm", "vllm.V1", text, position[id(msg)]))
+            out.append(violation(provider, rule, text, position[id(msg)], status=status))
         k += 1
     return out
 

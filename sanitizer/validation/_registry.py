@@ -376,6 +376,20 @@ _CODES = (
         "QwenLM/qwen-code#11045 (not in the catalogue)",
     ),
     Code(
+        "llamacpp.empty-assistant",
+        ("llamacpp",),
+        (oc.LLAMACPP_NO_CONTENT, oc.LLAMACPP_EXPECTED),
+        "ggml-org/llama.cpp#12279, ggml-org/llama.cpp PR#12293, ggml-org/llama.cpp#8367 (not in the catalogue)",
+    ),
+    Code(
+        "llamacpp.template-role-order",
+        ("llamacpp",),
+        (oc.V1_PLAIN, oc.V1_MISTRAL, oc.LLAMACPP_MISTRAL),
+        "status 500: nextai-translator/raycast-openai-translator#34, janhq/jan#6254 (gemma); "
+        "ggml-org/llama.cpp#19851, SWE-agent/mini-swe-agent#759, sipeed/picoclaw#207 (Devstral, Mistral 3) "
+        "(not in the catalogue)",
+    ),
+    Code(
         "cerebras.orphan-tool-message",
         ("cerebras",),
         (oc.CEREBRAS_ORPHAN,),

@@ -1,4 +1,4 @@
-"""The emulator serves Cerebras's and DashScope's checks at ``/{provider}/v1/chat/completions``,
+"""The emulator serves Cerebras's, DashScope's and llama.cpp's checks at ``/{provider}/v1/chat/completions``,
 their texts in their bodies; a transcript repaired for them is answered."""
 
 from __future__ import annotations
@@ -27,6 +27,14 @@ TOOL_WITHOUT_CALL: dict[str, Any] = {
         {"role": "tool", "tool_call_id": "call_q1", "content": "3 rows"},
     ],
 }
+CONSECUTIVE_USERS: dict[str, Any] = {
+    "model": "gemma-3-27b-it",
+    "messages": [
+        {"role": "system", "content": "Translate."},
+        {"role": "user", "content": "From English to French."},
+        {"role": "user", "content": "Hello"},
+    ],
+}
 EXPECTED = {
     "cerebras": (
         REPLAYED_REASONING,
@@ -50,7 +58,19 @@ EXPECTED = {
             }
         },
     ),
+    "llamacpp": (
+        CONSECUTIVE_USERS,
+        {
+            "error": {
+                "code": 500,
+                "message": "Conversation roles must alternate user/assistant/user/assistant/...",
+                "type": "server_error",
+            }
+        },
+    ),
 }
+# A chat template's refusal is a 500 (nextai-translator/raycast-openai-translator#34).
+STATUS = {"llamacpp": 500}
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +83,7 @@ def http(emulator: Emulator) -> Iterator[httpx.Client]:
 def test_the_provider_s_refusal_in_its_own_body(http: httpx.Client, provider: str) -> None:
     body, refusal = EXPECTED[provider]
     answer = http.post(f"/{provider}/v1/chat/completions", json=body)
-    assert answer.status_code == 400
+    assert answer.status_code == STATUS.get(provider, 400)
     assert answer.json() == refusal
 
 

@@ -1,4 +1,4 @@
-"""A named upstream with ``provider: cerebras`` or ``provider: dashscope`` gets that provider's
+"""A named upstream with ``provider: cerebras``, ``dashscope`` or ``llamacpp`` gets that provider's
 repairs, and its strict mode that provider's refusal, against the emulator's strict profile."""
 
 from __future__ import annotations
@@ -37,6 +37,14 @@ CASES: dict[str, dict[str, Any]] = {
             {"role": "user", "content": "Never mind, London."},
         ],
     },
+    "llamacpp": {
+        "model": "devstral-small-2",
+        "messages": [
+            {"role": "system", "content": "You are a coding agent."},
+            {"role": "user", "content": "(reminder)"},
+            {"role": "user", "content": "hello"},
+        ],
+    },
 }
 
 
@@ -61,7 +69,7 @@ def test_the_settings_take_the_new_provider_names() -> None:
 def test_refused_as_sent_and_answered_through_suture(emulator: str, provider: str) -> None:
     body = CASES[provider]
     direct = httpx.post(f"{emulator}/{provider}/v1/chat/completions", json=body, headers={"authorization": "Bearer k"})
-    assert direct.status_code == 400
+    assert direct.status_code == (500 if provider == "llamacpp" else 400)
     with suture(**_settings(emulator, provider)) as url:
         answer = httpx.post(f"{url}/v1/chat/completions", json=body, headers={"authorization": "Bearer k"})
     assert answer.status_code == 200, answer.text
@@ -72,6 +80,8 @@ STRICT = {
     "cerebras": "cerebras.unsupported-property: messages.1.assistant.reasoning_content: property "
     "'messages.1.assistant.reasoning_content' is unsupported",
     "dashscope": "dashscope.X2: <400> InternalError.Algo.InvalidParameter: An assistant message with",
+    "llamacpp": "llamacpp.template-role-order: After the optional system message, conversation roles must "
+    "alternate user and assistant roles except for tool calls and results.",
 }
 
 

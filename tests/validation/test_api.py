@@ -34,6 +34,7 @@ def test_providers_per_api() -> None:
             "vllm",
             "cerebras",
             "dashscope",
+            "llamacpp",
             "anthropic-openai-compat",
             "bedrock",
             "gemini-openai-compat",

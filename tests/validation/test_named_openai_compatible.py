@@ -108,8 +108,62 @@ def test_dashscope_s_error_body() -> None:
     }
 
 
-@pytest.mark.parametrize("provider", ["cerebras", "dashscope"])
+@pytest.mark.parametrize("provider", ["cerebras", "dashscope", "llamacpp"])
 def test_a_valid_request_takes_the_fast_path(provider: str) -> None:
     body = chat(ou(), oa(None, "c1"), ot("c1"), oa("done"), ou("thanks"))
     result = sanitize(body, api=OC, provider=provider)
     assert result.body is body and result.repairs == []
+
+
+LC_ALTERNATE = (
+    "After the optional system message, conversation roles must alternate user and assistant roles "
+    "except for tool calls and results."
+)
+
+
+def test_llamacpp_asks_an_assistant_message_for_content_or_tool_calls() -> None:
+    reasoning_only = chat(ou(), {"role": "assistant", "reasoning_content": "thinking"}, ou("again"))
+    no_content = "Assistant message must contain either 'content' or 'tool_calls'!"
+    assert found(reasoning_only, "llamacpp") == [("llamacpp.empty-assistant", no_content, 1)]
+    [violation] = validate(reasoning_only, api=OC, provider="llamacpp")
+    assert violation.status == 400
+    assert violation.body == {"error": {"code": 400, "message": no_content, "type": "invalid_request_error"}}
+    repaired = sanitize(reasoning_only, api=OC, provider="llamacpp")
+    assert repaired.body["messages"][1] == {"role": "assistant", "reasoning_content": "thinking", "content": ""}
+    assert found(repaired.body, "llamacpp") == []
+    null = chat(ou(), {"role": "assistant", "content": None}, ou("again"))
+    assert [v.rule for v in validate(null, api=OC, provider="llamacpp")] == ["llamacpp.empty-assistant"]
+
+
+def test_llamacpp_s_template_refusal_is_a_500_named_after_the_model_s_template() -> None:
+    users = chat({"role": "system", "content": "s"}, ou("a"), ou("b"))
+    gemma = validate({**users, "model": "gemma-3-27b-it"}, api=OC, provider="llamacpp")
+    assert [(v.rule, v.message, v.message_index, v.status) for v in gemma] == [
+        ("llamacpp.template-role-order", "Conversation roles must alternate user/assistant/user/assistant/...", 2, 500)
+    ]
+    assert gemma[0].body == {"error": {"code": 500, "message": gemma[0].message, "type": "server_error"}}
+    devstral = validate({**users, "model": "devstral-small-2"}, api=OC, provider="llamacpp")
+    assert [v.message for v in devstral] == [LC_ALTERNATE]
+    # The Mistral templates leave tool results and calling turns out of the count.
+    loop = chat(ou(), oa(None, "c1"), ot("c1"), oa("done"), ou("thanks"))
+    assert validate({**loop, "model": "devstral-small-2"}, api=OC, provider="llamacpp") == []
+    # An unknown template is not judged; llama.cpp checks no tool pairing.
+    assert found({**users, "model": "my-alias"}, "llamacpp") == []
+    assert found(chat(ou(), ot("c9")), "llamacpp") == []
+
+
+def test_llamacpp_repairs_the_template_order_for_any_model() -> None:
+    users = chat({"role": "system", "content": "s"}, ou("a"), ou("b"))
+    for model in ("gemma-3-27b-it", "devstral-small-2", "my-alias"):
+        result = sanitize({**users, "model": model}, api=OC, provider="llamacpp")
+        assert [r.code for r in result.repairs] == ["PV005"]
+        assert found(result.body, "llamacpp") == []
+
+
+def test_llamacpp_s_other_error_bodies() -> None:
+    assert error_envelope(OC, "llamacpp", "no key", status=401)[1] == {
+        "error": {"code": 401, "message": "no key", "type": "authentication_error"}
+    }
+    assert error_envelope(OC, "llamacpp", "loading", status=503)[1] == {
+        "error": {"code": 503, "message": "loading", "type": "unavailable_error"}
+    }
