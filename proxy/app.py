@@ -5,9 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import itertools
-import re
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,17 +25,12 @@ from .routes import table
 from .routes.context import ProxyState
 from .routes.endpoints import fixed_paths, routes
 from .routes.errors import error_response, exception_handlers, internal_error, provider_of
-from .routes.exchange import Exchange
+from .routes.exchange import Exchange, request_id_of
 from .routes.model_routes import build_router
 from .settings import BedrockSettings, ConfigError, Settings
 from .upstreams import via_litellm
 from .upstreams.native import Signer, Upstream, upstream_ssl_context
 
-_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
-# A random prefix per process and a counter: unique like uuid4, without a urandom syscall on
-# every request (uuid4 was 5% of the proxy's CPU in a py-spy profile).
-_ID_PREFIX = uuid.uuid4().hex[:16]
-_ID_COUNTER = itertools.count()
 _YOUNG_GENERATION_THRESHOLD = 10_000
 _STAMPED = frozenset({b"x-suture-request-id", b"x-suture-repairs"})  # CPython's default is 700: see the lifespan
 
@@ -207,7 +199,7 @@ class RequestContextMiddleware:
             else:
                 await self.app(scope, receive, send)
             return
-        exchange = Exchange(self.state, scope, _request_id(scope))
+        exchange = Exchange(self.state, scope, request_id_of(scope))
         scope["suture"] = exchange
         app = self.app if refusal is None else _refused(exchange, refusal)
 
@@ -241,7 +233,7 @@ class RequestContextMiddleware:
 async def _refuse_socket(state: ProxyState, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
     """A WebSocket handshake the browser checks refuse: the HTTP answer a request would get, and its
     access line (a close before the handshake would be a bare 403, logged nowhere)."""
-    exchange = Exchange(state, {**scope, "method": "GET"}, _request_id(scope))
+    exchange = Exchange(state, {**scope, "method": "GET"}, request_id_of(scope))
     exchange.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
     exchange.status = refusal.status
     try:
@@ -283,13 +275,3 @@ def _aws_signer(provider: table.Provider, settings: Settings) -> Signer | None:
         return SigV4Signer.from_default_chain(cfg.region)
     except NoCredentialsError as exc:
         raise ConfigError(str(exc)) from None
-
-
-def _request_id(scope: Scope) -> str:
-    for name, value in scope["headers"]:
-        if name == b"x-request-id":
-            candidate: str = value.decode("latin-1")
-            if _CLIENT_REQUEST_ID.fullmatch(candidate):
-                return candidate
-            break
-    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"

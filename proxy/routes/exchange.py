@@ -10,8 +10,11 @@ which writes the log lines, the metrics and the capture, each once.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import re
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -320,3 +323,22 @@ class Exchange:
         if self.state.capture is not None:
             self.state.capture.submit(record)
         return record
+
+
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]+")
+# A random prefix per process and a counter: unique like uuid4, without a urandom syscall on
+# every request (uuid4 was 5% of the proxy's CPU in a py-spy profile).
+_ID_PREFIX = uuid.uuid4().hex[:16]
+_ID_COUNTER = itertools.count()
+
+
+def request_id_of(scope: Scope, max_length: int = 128) -> str:
+    """Suture's id for a request: the client's ``x-request-id`` when it is well formed (and at most
+    ``max_length`` characters), else a new one."""
+    for name, value in scope["headers"]:
+        if name == b"x-request-id":
+            candidate: str = value.decode("latin-1")
+            if len(candidate) <= max_length and _CLIENT_REQUEST_ID.fullmatch(candidate):
+                return candidate
+            break
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"

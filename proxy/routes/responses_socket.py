@@ -27,7 +27,6 @@ import collections
 import logging
 import re
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -61,7 +60,7 @@ from . import table
 from .context import ProxyState
 from .credentials import check_client_key, request_secrets
 from .errors import error_response
-from .exchange import Exchange
+from .exchange import Exchange, request_id_of
 from .off_loop import long_transcript
 from .send_native import credential_headers
 
@@ -73,7 +72,8 @@ FALLBACK_STATUS = 426
 TURN_METHOD = "WEBSOCKET"
 """The method of a ``response.create`` event's exchange in the access line, the metrics and the page."""
 
-_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,100}")
+_CLIENT_ID_LENGTH = 100
+"""The longest client x-request-id taken for a connection: its turns' ids add ".N" to it."""
 # The events that end a response's answer. OpenAI writes "type" first; any nested "type" of these
 # names is inside a JSON string, its quotes escaped, which this does not match.
 _TERMINAL = re.compile(r'"type"\s*:\s*"(response\.completed|response\.failed|response\.incomplete|error)"')
@@ -88,7 +88,7 @@ def responses_socket(route: table.Route, settings: Settings) -> Callable[[WebSoc
 
     async def endpoint(ws: WebSocket) -> None:
         state: ProxyState = ws.app.state.suture
-        conn = Exchange(state, {**ws.scope, "method": "GET"}, _request_id(ws.scope))
+        conn = Exchange(state, {**ws.scope, "method": "GET"}, request_id_of(ws.scope, max_length=_CLIENT_ID_LENGTH))
         conn.route, conn.provider = route, route.provider
         conn.label = f"{ws.scope['path']} (websocket)"
         conn.mode = cfg.mode or settings.mode
@@ -104,16 +104,6 @@ def responses_socket(route: table.Route, settings: Settings) -> Callable[[WebSoc
 
     endpoint.__name__ = f"{route.name}_websocket"
     return endpoint
-
-
-def _request_id(scope: Scope) -> str:
-    for name, value in scope["headers"]:
-        if name == b"x-request-id":
-            candidate: str = value.decode("latin-1")
-            if _CLIENT_REQUEST_ID.fullmatch(candidate):
-                return candidate
-            break
-    return uuid.uuid4().hex
 
 
 @dataclass(slots=True)
