@@ -73,6 +73,7 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
                 "cerebras",
                 "dashscope",
                 "llamacpp",
+                "fireworks",
             ),
             Binding("openai-chat", "anthropic", "anthropic-openai-compat", "anthropic", ("anthropic-openai-compat",)),
             Binding("openai-chat", "bedrock", "bedrock", "bedrock"),

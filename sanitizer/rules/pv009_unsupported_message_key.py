@@ -5,13 +5,20 @@ from typing import Any, ClassVar
 from .._ir import RESULT, Part, Transcript
 from ..validation._openai_chat import (
     CEREBRAS_REFUSED_KEYS,
+    FIREWORKS_MESSAGE_KEYS,
     GROQ_MESSAGE_KEYS,
     cerebras_refused_keys,
+    fireworks_unsupported_keys,
     groq_unsupported_keys,
 )
 from ._base import Context, Rule, _compact
 
-_NAMES = {"groq": "Groq", "cerebras": "Cerebras"}
+_NAMES = {"groq": "Groq", "cerebras": "Cerebras", "fireworks": "Fireworks"}
+_REFUSED = {
+    "groq": groq_unsupported_keys,
+    "cerebras": cerebras_refused_keys,
+    "fireworks": fireworks_unsupported_keys,
+}
 
 
 class UnsupportedMessageKey(Rule):
@@ -24,7 +31,9 @@ class UnsupportedMessageKey(Rule):
         (DeepSeek's ``reasoning_content``, its ``prefix``), or what an SDK's response object
         holds besides the message (``refusal``). Cerebras rejects ``reasoning_content`` on an
         assistant message, on every model: the field in which OpenAI-compatible SDKs and agents
-        replay a reasoning model's thinking (Cerebras's own field is ``reasoning``).
+        replay a reasoning model's thinking (Cerebras's own field is ``reasoning``). Fireworks
+        rejects any key outside its message schema too, on every role: a client's chain-of-thought
+        bookkeeping replayed with an assistant message (``cot_id``, ``cot_summary``).
 
     Why:
         Groq: "'messages.0' : for 'role:user' the following must be satisfied[('messages.0' :
@@ -32,6 +41,10 @@ class UnsupportedMessageKey(Rule):
         Cerebras: "messages.2.assistant.reasoning_content: property
         'messages.2.assistant.reasoning_content' is unsupported" (Kilo-Org/kilocode#10375,
         NousResearch/hermes-agent#34716: every turn after the first fails)
+        Fireworks: "Extra inputs are not permitted" for ``messages[2].cot_id`` and
+        ``messages[2].cot_summary`` (microsoft/vscode#335780: every follow-up request fails);
+        worded "Extra inputs are not permitted, field: 'stream_options'" for a request key
+        (FlowiseAI/Flowise#2866)
 
     Example:
         Before: user {"content": "hi", "timestamp": 1769400000}
@@ -53,7 +66,7 @@ class UnsupportedMessageKey(Rule):
     name = "unsupported-message-key"
     apis = frozenset({"openai-chat"})
     providers = frozenset(_NAMES)
-    fixes: ClassVar[tuple[str, ...]] = ("groq.X5", "cerebras.unsupported-property")
+    fixes: ClassVar[tuple[str, ...]] = ("groq.X5", "cerebras.unsupported-property", "fireworks.extra-input")
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         # The provider's key check as set comparisons: this look runs on every valid request.
@@ -64,6 +77,8 @@ class UnsupportedMessageKey(Rule):
                 if refused is not None and not m.keys().isdisjoint(refused):
                     return False
             return True
+        if ctx.provider == "fireworks":
+            return all(m.keys() <= FIREWORKS_MESSAGE_KEYS for m in body["messages"])
         for m in body["messages"]:
             role = m.get("role")
             allowed = GROQ_MESSAGE_KEYS.get(role) if isinstance(role, str) else None
@@ -72,7 +87,7 @@ class UnsupportedMessageKey(Rule):
         return True
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        refused = cerebras_refused_keys if ctx.provider == "cerebras" else groq_unsupported_keys
+        refused = _REFUSED[ctx.provider or "groq"]
         who = _NAMES[ctx.provider or "groq"]
         for entry in transcript.entries:
             # A tool message is its result part (which an id repair may have rewritten).

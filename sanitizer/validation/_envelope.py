@@ -176,6 +176,9 @@ def build(
         # is a server_error 500 (janhq/jan#6254, ggml-org/llama.cpp#19851).
         t = kind if kind in _LLAMACPP_TYPES else "unavailable_error" if status == 503 else "server_error"
         return {"error": {"code": status, "message": message, "type": t}}, {}
+    if provider == "fireworks":
+        # Its OpenAI-shaped body, with an ``object`` as vLLM's [infer]; the texts are its schema's.
+        return {"error": {"object": "error", "type": type_ or kind, "message": message}}, {}
     if provider in ("groq", "moonshot"):
         return {"error": {"message": message, "type": type_ or kind}}, {}
     if provider == "vllm":

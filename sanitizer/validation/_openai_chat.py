@@ -85,6 +85,15 @@ Providers differ only where the catalogue says so:
   PR#22675 reads the template). A template's refusal is HTTP **500**, ``type`` ``server_error``, its
   text at the end of a message naming the template line (nextai-translator/raycast-openai-translator#34,
   janhq/jan#6254 with gemma: "Conversation roles must alternate user/assistant/user/assistant/...").
+- ``fireworks`` (Fireworks AI): no pairing checks (its texts for them unknown). Its schema forbids
+  any key it does not have, on a message too, each answered "Extra inputs are not permitted, field:
+  '<path>', value: <Python repr>." (FlowiseAI/Flowise#2866 and web-infra-dev/midscene#1322 on the
+  request's own keys, boldsoftware/shelley#242 on a tool's; microsoft/vscode#335780 names
+  ``messages[2].cot_id`` and ``messages[2].cot_summary``, a client's chain-of-thought bookkeeping
+  replayed with an assistant message; the message path in that text is taken from theirs [infer]).
+  The keys taken are a generous union (OpenAI's message keys, ``reasoning_content`` and
+  ``reasoning``, which Fireworks returns), so that no key Fireworks may take is reported. Body:
+  ``{"error": {"object": "error", "type": "invalid_request_error", "message": ...}}`` [infer].
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
   models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
   Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
@@ -268,6 +277,11 @@ GROQ_MESSAGE_KEYS: dict[str, frozenset[str]] = {
     "tool": frozenset({"role", "content", "tool_call_id", "name"}),
     "function": frozenset({"role", "content", "name", "tool_call_id"}),
 }
+# Fireworks (see the module docstring for the sources). One model for every role's message.
+FIREWORKS_EXTRA = "Extra inputs are not permitted, field: 'messages[{n}].{field}', value: {value}."
+FIREWORKS_MESSAGE_KEYS = frozenset(
+    {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "reasoning_content", "reasoning"}
+)
 V1_MISTRAL = "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."
 V1_PLAIN = "Conversation roles must alternate user/assistant/user/assistant/..."
 # llama.cpp's server (see the module docstring for the sources). The template's text closes a longer
@@ -509,6 +523,8 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
         return _vllm(b, messages)
     if provider == "llamacpp":
         return _llamacpp(b, messages)
+    if provider == "fireworks":
+        return _fireworks(messages)
     if provider == "openrouter":
         return _openrouter(b, messages)
     if provider == "deepseek":
@@ -793,6 +809,20 @@ def cerebras_refused_keys(role: object, message: dict[str, Any]) -> list[str]:
     """The keys of a ``role`` message that Cerebras refuses, in the message's order."""
     refused = CEREBRAS_REFUSED_KEYS.get(role) if isinstance(role, str) else None
     return [] if refused is None else [k for k in message if k in refused]
+
+
+def _fireworks(messages: list[_Msg]) -> list[Violation]:
+    out: list[Violation] = []
+    for i, msg in enumerate(messages):
+        for key in fireworks_unsupported_keys(msg.role, msg.raw):
+            text = FIREWORKS_EXTRA.format(n=i, field=key, value=repr(msg.raw[key]))
+            out.append(violation("fireworks", "fireworks.extra-input", text, i))
+    return out
+
+
+def fireworks_unsupported_keys(role: object, message: dict[str, Any]) -> list[str]:
+    """The keys of a message that Fireworks's schema forbids, in the message's order (any role)."""
+    return [k for k in message if k not in FIREWORKS_MESSAGE_KEYS]
 
 
 def _moonshot(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:

@@ -390,6 +390,13 @@ _CODES = (
         "(not in the catalogue)",
     ),
     Code(
+        "fireworks.extra-input",
+        ("fireworks",),
+        (oc.FIREWORKS_EXTRA,),
+        "microsoft/vscode#335780 (messages[2].cot_id, cot_summary); FlowiseAI/Flowise#2866, "
+        "web-infra-dev/midscene#1322, boldsoftware/shelley#242 (the text's shape) (not in the catalogue)",
+    ),
+    Code(
         "cerebras.orphan-tool-message",
         ("cerebras",),
         (oc.CEREBRAS_ORPHAN,),

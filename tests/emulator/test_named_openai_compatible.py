@@ -1,4 +1,4 @@
-"""The emulator serves Cerebras's, DashScope's and llama.cpp's checks at ``/{provider}/v1/chat/completions``,
+"""The emulator serves Cerebras's, DashScope's, llama.cpp's and Fireworks's checks at ``/{provider}/v1/chat/completions``,
 their texts in their bodies; a transcript repaired for them is answered."""
 
 from __future__ import annotations
@@ -35,6 +35,14 @@ CONSECUTIVE_USERS: dict[str, Any] = {
         {"role": "user", "content": "Hello"},
     ],
 }
+COT_BOOKKEEPING: dict[str, Any] = {
+    "model": "accounts/fireworks/models/glm-5p3-flash",
+    "messages": [
+        {"role": "user", "content": "Summarise the repo."},
+        {"role": "assistant", "content": "It is a proxy.", "cot_id": "cot_1", "cot_summary": "Read the README."},
+        {"role": "user", "content": "And the tests?"},
+    ],
+}
 EXPECTED = {
     "cerebras": (
         REPLAYED_REASONING,
@@ -65,6 +73,16 @@ EXPECTED = {
                 "code": 500,
                 "message": "Conversation roles must alternate user/assistant/user/assistant/...",
                 "type": "server_error",
+            }
+        },
+    ),
+    "fireworks": (
+        COT_BOOKKEEPING,
+        {
+            "error": {
+                "object": "error",
+                "type": "invalid_request_error",
+                "message": "Extra inputs are not permitted, field: 'messages[1].cot_id', value: 'cot_1'.",
             }
         },
     ),

@@ -1,4 +1,4 @@
-"""A named upstream with ``provider: cerebras``, ``dashscope`` or ``llamacpp`` gets that provider's
+"""A named upstream with ``provider: cerebras``, ``dashscope``, ``llamacpp`` or ``fireworks`` gets that provider's
 repairs, and its strict mode that provider's refusal, against the emulator's strict profile."""
 
 from __future__ import annotations
@@ -45,6 +45,14 @@ CASES: dict[str, dict[str, Any]] = {
             {"role": "user", "content": "hello"},
         ],
     },
+    "fireworks": {
+        "model": "accounts/fireworks/models/glm-5p3-flash",
+        "messages": [
+            {"role": "user", "content": "Summarise the repo."},
+            {"role": "assistant", "content": "It is a proxy.", "cot_id": "cot_1", "cot_summary": "Read the README."},
+            {"role": "user", "content": "And the tests?"},
+        ],
+    },
 }
 
 
@@ -82,6 +90,7 @@ STRICT = {
     "dashscope": "dashscope.X2: <400> InternalError.Algo.InvalidParameter: An assistant message with",
     "llamacpp": "llamacpp.template-role-order: After the optional system message, conversation roles must "
     "alternate user and assistant roles except for tool calls and results.",
+    "fireworks": "fireworks.extra-input: Extra inputs are not permitted, field: 'messages[1].cot_id', value: 'cot_1'.",
 }
 
 

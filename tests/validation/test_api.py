@@ -35,6 +35,7 @@ def test_providers_per_api() -> None:
             "cerebras",
             "dashscope",
             "llamacpp",
+            "fireworks",
             "anthropic-openai-compat",
             "bedrock",
             "gemini-openai-compat",

@@ -1,4 +1,4 @@
-"""Cerebras's and DashScope's own checks and texts, in their own error bodies: providers reached
+"""Cerebras's, DashScope's, llama.cpp's and Fireworks's own checks and texts, in their own error bodies: providers reached
 through an OpenAI-compatible base URL that refuse what OpenAI takes, or word OpenAI's rules their way."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def test_dashscope_s_error_body() -> None:
     }
 
 
-@pytest.mark.parametrize("provider", ["cerebras", "dashscope", "llamacpp"])
+@pytest.mark.parametrize("provider", ["cerebras", "dashscope", "llamacpp", "fireworks"])
 def test_a_valid_request_takes_the_fast_path(provider: str) -> None:
     body = chat(ou(), oa(None, "c1"), ot("c1"), oa("done"), ou("thanks"))
     result = sanitize(body, api=OC, provider=provider)
@@ -167,3 +167,39 @@ def test_llamacpp_s_other_error_bodies() -> None:
     assert error_envelope(OC, "llamacpp", "loading", status=503)[1] == {
         "error": {"code": 503, "message": "loading", "type": "unavailable_error"}
     }
+
+
+FW_EXTRA = "Extra inputs are not permitted, field: 'messages[{n}].{field}', value: {value}."
+
+
+def test_fireworks_forbids_a_message_key_outside_its_schema_one_error_each() -> None:
+    # microsoft/vscode#335780: a client's chain-of-thought bookkeeping replayed on an assistant message.
+    cot = {"role": "assistant", "content": "ok", "cot_id": "cot_1", "cot_summary": "looked"}
+    body = chat(ou(), cot, ou("next"))
+    assert found(body, "fireworks") == [
+        ("fireworks.extra-input", FW_EXTRA.format(n=1, field="cot_id", value="'cot_1'"), 1),
+        ("fireworks.extra-input", FW_EXTRA.format(n=1, field="cot_summary", value="'looked'"), 1),
+    ]
+    first = validate(body, api=OC, provider="fireworks")[0]
+    assert first.status == 400
+    assert first.body == {"error": {"object": "error", "type": "invalid_request_error", "message": first.message}}
+    # Python's repr of the value, as in "value: True." (web-infra-dev/midscene#1322).
+    flagged = chat({"role": "user", "content": "hi", "pinned": True})
+    assert [m for _, m, _ in found(flagged, "fireworks")] == [FW_EXTRA.format(n=0, field="pinned", value="True")]
+
+
+def test_fireworks_takes_reasoning_and_checks_no_pairing() -> None:
+    kept = chat(ou(), thought("4", "2+2"), ou("and?"), {"role": "assistant", "content": "6", "reasoning": "3+3"})
+    assert found(kept, "fireworks") == []
+    assert found(chat(ou(), ot("c9")), "fireworks") == []
+
+
+def test_fireworks_repair_removes_the_keys_and_keeps_them_in_the_record() -> None:
+    tool = {**ot("c1"), "status": "done"}
+    body = chat(ou(), {"role": "assistant", "content": "ok", "cot_id": "cot_1"}, ou("go"), oa(None, "c1"), tool)
+    result = sanitize(body, api=OC, provider="fireworks")
+    assert [r.code for r in result.repairs] == ["PV009", "PV009"]
+    assert result.body["messages"][1] == {"role": "assistant", "content": "ok"}
+    assert "status" not in result.body["messages"][4]
+    assert "cot_1" in result.repairs[0].detail
+    assert found(result.body, "fireworks") == []
