@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import re
 import time
@@ -39,7 +40,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import EXTERNAL_CLOSE_CODES
 
-from sanitizer import Repair, SanitizeError, SanitizeResult, looks_clean
+from sanitizer import Repair, SanitizeResult, looks_clean
 from sanitizer.validation import error_envelope
 
 from ..capture import MAX_ERROR_BYTES, CaptureDraft, safe_headers
@@ -65,7 +66,7 @@ from .off_loop import long_transcript
 from .send_native import credential_headers
 
 # The POST route's own steps, so that an event is repaired, judged and logged exactly as a body is.
-from .transcripts import NO_BETAS, Prepared, describe_repair, log_repair, run_repair, validate_body
+from .transcripts import NO_BETAS, Prepared, log_repair, run_repair, strict_refusal
 
 FALLBACK_STATUS = 426
 """The handshake's answer where the upstream cannot carry the WebSocket: the client falls back to HTTPS."""
@@ -383,20 +384,10 @@ class _Socket:
         for repair in result.repairs:
             log_repair(turn.request_id, repair, mode)
         if mode == "strict":
-            problems = [describe_repair(r) for r in result.repairs]
-            try:
-                found = (
-                    await loop.run_in_executor(None, validate_body, event, api, rules_for, None, NO_BETAS)
-                    if prepared.long
-                    else validate_body(event, api, rules_for, None, NO_BETAS)
-                )
-                problems += [f"{v.rule}: {v.message}" for v in found]
-            except SanitizeError as exc:
-                problems.append(str(exc))
-            if problems:
+            off_loop = functools.partial(loop.run_in_executor, None) if prepared.long else None
+            message = await strict_refusal(result.repairs, event, api, rules_for, None, NO_BETAS, off_loop)
+            if message is not None:
                 state.metrics.rejections.labels(turn.upstream or self.provider.name).inc()
-                listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
-                message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
                 if state.drafts:
                     turn.capture = self._draft(turn, event, None, result.repairs)
                     turn.rejection = message

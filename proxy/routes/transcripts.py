@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,22 +69,10 @@ async def proxy_transcript(
             log_repair(exchange.request_id, repair, mode)
 
     if mode == "strict":
-        problems = [describe_repair(r) for r in result.repairs]
-        try:
-            # validate() resolves the provider through the table as sanitize() and `suture check` do:
-            # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
-            found = (
-                await exchange.off_loop(validate_body, body, api, rules_for, model, prepared.betas)
-                if prepared.long
-                else validate_body(body, api, rules_for, model, prepared.betas)
-            )
-            problems += [f"{v.rule}: {v.message}" for v in found]
-        except SanitizeError as exc:
-            problems.append(str(exc))
-        if problems:
+        off_loop = exchange.off_loop if prepared.long else None
+        message = await strict_refusal(result.repairs, body, api, rules_for, model, prepared.betas, off_loop)
+        if message is not None:
             state.metrics.rejections.labels(exchange.upstream).inc()
-            listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
-            message = f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
             if state.drafts:
                 exchange.capture = _capture_draft(exchange, cfg, api, mode, body, None, result.repairs)
                 exchange.rejection = message
@@ -189,6 +178,36 @@ def run_repair(
                 extra={"fields": {"request_id": request_id}},
             )
     return prepared
+
+
+async def strict_refusal(
+    repairs: list[Repair],
+    body: Any,
+    api: str,
+    provider: str | None,
+    model: str | None,
+    betas: frozenset[str],
+    off_loop: Callable[..., Awaitable[Any]] | None,
+) -> str | None:
+    """Strict mode's answer to a transcript: the message listing each repair it would need and each
+    rule it breaks, or None when it has no problem. ``off_loop`` runs the validation in a worker
+    thread (a long transcript); None runs it here."""
+    problems = [describe_repair(r) for r in repairs]
+    try:
+        # validate() resolves the provider through the table as sanitize() and `suture check` do:
+        # a Chat body bound for Anthropic through litellm is judged by Anthropic's OpenAI-compatible rules.
+        found = (
+            await off_loop(validate_body, body, api, provider, model, betas)
+            if off_loop is not None
+            else validate_body(body, api, provider, model, betas)
+        )
+        problems += [f"{v.rule}: {v.message}" for v in found]
+    except SanitizeError as exc:
+        problems.append(str(exc))
+    if not problems:
+        return None
+    listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
+    return f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
 
 
 def validate_body(body: Any, api: str, provider: str | None, model: str | None, betas: frozenset[str]) -> list[Any]:
