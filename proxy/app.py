@@ -27,6 +27,7 @@ from .routes.endpoints import fixed_paths, routes
 from .routes.errors import error_response, exception_handlers, internal_error, provider_of
 from .routes.exchange import Exchange, request_id_of
 from .routes.model_routes import build_router
+from .learnt import LearntProfiles, ProfilesFileError
 from .settings import BedrockSettings, ConfigError, Settings
 from .upstreams import via_litellm
 from .upstreams.native import Signer, Upstream, upstream_ssl_context
@@ -60,6 +61,8 @@ def build_app(settings: Settings) -> Starlette:
     proxy = Proxy.from_url(settings.upstream_proxy.get_secret_value()) if settings.upstream_proxy else None
     if settings.capture.dir is not None:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
+    if settings.learning.enabled:
+        state.learnt = learnt_profiles(settings)
     page: list[BaseRoute] = []
     if settings.ui.enabled:
         from .ui.live import page_for
@@ -181,6 +184,15 @@ class SutureApp(Starlette):
                 del error.headers["x-suture-request-id"]
                 await error(scope, receive, send)
             raise
+
+
+def learnt_profiles(settings: Settings) -> LearntProfiles:
+    """The learnt fixes, read from their file (``learning.file``, else the capture directory's)."""
+    path = settings.learning.path(settings.capture.dir)
+    try:
+        return LearntProfiles(path, expire_seconds=settings.learning.expire_days * 86400)
+    except ProfilesFileError as exc:
+        raise ConfigError(f"learning: {exc} (fix or remove the file; `suture profiles` reads it too)") from None
 
 
 class RequestContextMiddleware:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .commands import captures, check, config, fix, replay
+from .commands import captures, check, config, fix, profiles, replay
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -178,6 +178,13 @@ def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         type=Path,
         help="a JSON list of rules to enforce beyond the provider's known ones (see proxy/emulator/extra_rules.py)",
     )
+    parser.add_argument(
+        "--enforce",
+        metavar="CODES",
+        default="",
+        help="comma-separated violation codes of other OpenAI-compatible providers (groq.X5,fireworks.extra-input...) "
+        "that /v1/chat/completions refuses too: an upstream Suture has no profile for",
+    )
     parser.set_defaults(handler=_emulate)
 
 
@@ -185,12 +192,15 @@ def _emulate(args: argparse.Namespace) -> int:
     from .emulator import main_emulate
     from .emulator.extra_rules import load_extra_rules
 
+    from .emulator.enforced import check_codes
+
     try:
         extra = load_extra_rules(args.extra_rules) if args.extra_rules is not None else ()
+        enforce = check_codes(tuple(c.strip() for c in args.enforce.split(",") if c.strip()))
     except ValueError as exc:
         print(f"suture emulate: {exc}", file=sys.stderr)
         return 2
-    main_emulate(args.provider, args.host, args.port, args.record, args.stream_delay, extra)
+    main_emulate(args.provider, args.host, args.port, args.record, args.stream_delay, extra, enforce)
     return 0
 
 
@@ -216,7 +226,7 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add, config.add)
+COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add, profiles.add, config.add)
 
 
 def version() -> str:

@@ -112,6 +112,23 @@ class Metrics:
                 registry=self.registry,
             )
         )
+        self.lessons_learnt = _Labelled(
+            Counter(
+                "suture_lessons_learnt",
+                "Fixes learnt from an upstream's repaired refusal, by upstream and fix: later requests get them first.",
+                ["upstream", "fix"],
+                registry=self.registry,
+            )
+        )
+        self.lessons_applied = _Labelled(
+            Counter(
+                "suture_lessons_applied",
+                "Requests that got a fix learnt from an earlier refusal (or stated in the config) before their "
+                "first attempt, by upstream and fix.",
+                ["upstream", "fix"],
+                registry=self.registry,
+            )
+        )
         self.repaired_rejections = _Labelled(
             Counter(
                 "suture_repaired_rejections",

@@ -158,6 +158,40 @@ class RejectionRepairSettings(_Section):
     max_attempts: int = Field(default=1, ge=1, le=3, description="Retries after refusals, at most, per request.")
 
 
+class StatedFix(_Section):
+    """Fixes the configuration states for some of an upstream's models, in the form ``suture
+    profiles export`` writes: applied before the first attempt, in place of any learnt ones."""
+
+    models: str = Field(min_length=1, description="A model name or a glob (glm-4.*).")
+    apply: tuple[dict[str, Any], ...] = Field(
+        min_length=1,
+        description="The fixes, as `suture profiles export` gives them: {fix: RJ011}, {fix: rules, codes: [...]}.",
+    )
+
+    @field_validator("apply")
+    @classmethod
+    def _known_fixes(cls, value: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+        from sanitizer.rejection import known_lesson_problem
+
+        for at, item in enumerate(value):
+            problem = known_lesson_problem(item)
+            if problem is not None:
+                raise ValueError(f"apply.{at}: {problem}")
+        return value
+
+    def lessons(self) -> tuple[Any, ...]:
+        from sanitizer.rejection import Lesson
+
+        return tuple(Lesson.from_dict(item) for item in self.apply)
+
+
+_FIXES_FIELD: Any = Field(
+    default=(),
+    description="Fixes stated for some models (`suture profiles export` writes them); learnt ones never override these.",
+)
+_LEARN_FIELD: Any = Field(default=True, description="Learn fixes from this upstream's refusals (learning.enabled too).")
+
+
 class RouteSettings(_Section):
     """One provider's upstream and how Suture treats its traffic: the section of a provider of the
     route table (``proxy/routes/table.py``), which also gives its default upstream."""
@@ -176,6 +210,8 @@ class RouteSettings(_Section):
     rejection_repair: RejectionRepairSettings = Field(
         default=RejectionRepairSettings(), description="Repair what a transcript refusal names, and retry."
     )
+    fixes: tuple[StatedFix, ...] = _FIXES_FIELD
+    learn: bool = _LEARN_FIELD
 
     @field_validator("upstream")
     @classmethod
@@ -354,6 +390,25 @@ class CaptureSettings(_Section):
         return value
 
 
+class LearningSettings(_Section):
+    """Profiles learnt from refusals: once a refusal of an upstream was repaired, later requests to
+    it (for the same model or its later snapshots) get that fix before their first attempt."""
+
+    enabled: bool = Field(default=True, description="Learn fixes from repaired refusals, and apply them.")
+    expire_days: float = Field(
+        default=30, gt=0, description="Days a learnt fix is applied; then a refusal must teach it again."
+    )
+    file: Path | None = Field(
+        default=None,
+        description="Where learnt fixes are kept; default learnt-profiles.json in capture.dir, else memory only.",
+    )
+
+    def path(self, capture_dir: Path | None) -> Path | None:
+        if self.file is not None:
+            return self.file
+        return capture_dir / "learnt-profiles.json" if capture_dir is not None else None
+
+
 class UiSettings(_Section):
     """The page of recent requests and what Suture repaired in them (off by default)."""
 
@@ -427,6 +482,8 @@ class UpstreamSettings(_Section):
     rejection_repair: RejectionRepairSettings = Field(
         default=RejectionRepairSettings(), description="Repair what a transcript refusal names, and retry."
     )
+    fixes: tuple[StatedFix, ...] = _FIXES_FIELD
+    learn: bool = _LEARN_FIELD
 
     @field_validator("base_url", "api_base")
     @classmethod
@@ -525,6 +582,7 @@ class SettingsBase(BaseSettings):
     timeouts: TimeoutSettings = TimeoutSettings()
     policy: PolicySettings = PolicySettings()
     capture: CaptureSettings = CaptureSettings()
+    learning: LearningSettings = LearningSettings()
     ui: UiSettings = UiSettings()
     otel: OtelSettings = OtelSettings()
 

@@ -17,6 +17,7 @@ def main_emulate(
     record: Path | None,
     stream_delay: float,
     extra_rules: tuple[ExtraRule, ...] = (),
+    enforce: tuple[str, ...] = (),
 ) -> None:
     """Serve the emulator on ``host:port`` with uvicorn until interrupted."""
     import uvicorn
@@ -24,6 +25,8 @@ def main_emulate(
     if provider not in ("openai", "anthropic"):
         raise ValueError(f"provider must be 'openai' or 'anthropic', not {provider!r}")
     typed: Provider = "openai" if provider == "openai" else "anthropic"
-    config = EmulatorConfig(provider=typed, record_path=record, stream_delay=stream_delay, extra_rules=extra_rules)
+    config = EmulatorConfig(
+        provider=typed, record_path=record, stream_delay=stream_delay, extra_rules=extra_rules, enforce=enforce
+    )
     app = build_emulator_app(config)
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -26,7 +26,7 @@ from starlette.websockets import WebSocket
 
 from sanitizer import PROVIDERS, SanitizeError, error_envelope, validate
 
-from . import anthropic_messages, bedrock_converse, gemini, openai_chat, openai_responses, responses_ws
+from . import anthropic_messages, bedrock_converse, enforced, gemini, openai_chat, openai_responses, responses_ws
 from .dialect import Dialect, Turn
 from .extra_rules import ExtraRule
 from .record import Recorder, parse_body, redact_headers
@@ -101,12 +101,15 @@ class EmulatorConfig:
     """Seconds between SSE frames, so a test can cut a stream half-way."""
     extra_rules: tuple[ExtraRule, ...] = ()
     """Refusals on top of the validator's: rules Suture's sanitizer does not know."""
+    enforce: tuple[str, ...] = ()
+    """Other providers' violation codes the OpenAI Chat route enforces too (``enforced.py``)."""
 
     def __post_init__(self) -> None:
         if self.provider not in ("openai", "anthropic"):
             raise ValueError(f"provider must be 'openai' or 'anthropic', not {self.provider!r}")
         if self.stream_delay < 0:
             raise ValueError("stream_delay must not be negative")
+        enforced.check_codes(self.enforce)
 
 
 def build_emulator_app(config: EmulatorConfig) -> Starlette:
@@ -310,6 +313,10 @@ class _Emulator:
         if violations:
             first = violations[0]
             return _json(first.status, first.body, {**headers, **first.headers})
+        if self.config.enforce and dialect.api == "openai-chat" and dialect.provider == "openai":
+            answer = enforced.refusal(body, self.config.enforce, model or body.get("model"))
+            if answer is not None:
+                return self._error(dialect.api, answer[1], headers, status=answer[0])
         for rule in self.config.extra_rules:
             refusal = rule.refusal(body) if rule.api == dialect.api else None
             if refusal is not None:

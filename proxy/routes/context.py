@@ -13,6 +13,7 @@ from sanitizer import Policy
 from ..browsers import BrowserGuard
 from ..capture import Capturer
 from ..labels import ModelLabels
+from ..learnt import LearntProfiles
 from ..metrics import Metrics
 from ..redaction import Secrets
 from ..settings import Settings
@@ -56,6 +57,8 @@ class ProxyState:
     """The ``model`` label of a model name (a bounded set)."""
     tracer: ExchangeTracer | None = None
     """Set when OpenTelemetry tracing is on (``otel.enabled``); None costs nothing per request."""
+    learnt: LearntProfiles | None = None
+    """The fixes learnt from repaired refusals, when ``learning.enabled``."""
     browsers: BrowserGuard = field(default_factory=lambda: BrowserGuard("127.0.0.1"))
     """The Host and Origin checks every request passes before anything of it is read."""
 

@@ -37,6 +37,8 @@ from .rejections import REJECTION_STATUSES, Retrier
 if TYPE_CHECKING:
     from sanitizer import Repair
 
+    from .lessons import School
+
 _T = TypeVar("_T")
 
 # Probes and scrapes: their access lines are debug-level.
@@ -105,6 +107,8 @@ class Exchange:
     size), when this request may have one; the retrier itself is made only on a refusal."""
     retrier: Retrier | None = None
     """Repair from the provider's refusal, when this request may be retried after one."""
+    school: School | None = None
+    """The upstream as learnt fixes know it: where a fix a refusal needed is remembered."""
 
     @staticmethod
     def of(request: Request) -> Exchange:

@@ -18,6 +18,7 @@ import orjson
 from sanitizer import Policy
 from sanitizer.rejection import (
     PORTABLE_PROFILE,
+    Lesson,
     REJECTION_STATUSES,
     RejectionRepair,
     refusal_message,
@@ -28,6 +29,7 @@ __all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier"]
 
 from ..capture import decoded
 from ..client_watch import ClientGone
+from ..learnt import ProfilesFileError
 from ..logs import log, repair_log
 from ..redaction import Secrets
 from ..settings import RejectionRepairSettings
@@ -61,6 +63,8 @@ class Retrier:
     """Suture's secrets and this request's credentials, once a refusal needs them redacted."""
     escalated: bool = False
     """The portable profile was sent: a request gets it once, whatever ``max_attempts`` allows."""
+    lesson: tuple[Lesson, str] | None = None
+    """What the retry in flight would teach, and the refusal that taught it, until its answer is known."""
 
     def wants(self, status: int) -> bool:
         """Whether an answer with ``status`` may be a transcript refusal worth another try."""
@@ -120,6 +124,7 @@ class Retrier:
         self.attempts += 1
         self.escalated = self.escalated or outcome.strategy == PORTABLE_PROFILE.name
         self.strategy = outcome.strategy
+        self.lesson = (outcome.lesson, said) if outcome.lesson is not None else None
         self.body = outcome.body
         self.restore_ids.update(outcome.restore_ids)
         self._record(outcome, status, said)
@@ -135,6 +140,42 @@ class Retrier:
             label, "accepted" if accepted else "refused_again", self.strategy
         ).inc()
         self.strategy = None
+        if accepted and self.lesson is not None:
+            self._learn(*self.lesson)
+        self.lesson = None
+
+    def _learn(self, lesson: Lesson, refusal: str) -> None:
+        """Remember the fix that got the retry accepted, for later requests to the same upstream."""
+        exchange = self.exchange
+        school, learnt, model = exchange.school, exchange.state.learnt, exchange.model
+        if school is None or learnt is None or not school.learns or model is None:
+            return
+
+        def learn() -> None:
+            try:
+                entry = learnt.learn(school.upstream, school.base_url, model, lesson, refusal)
+            except ProfilesFileError as exc:
+                log(repair_log, logging.WARNING, "fix not remembered", request_id=exchange.request_id, reason=str(exc))
+                return
+            if entry is not None:
+                exchange.state.metrics.lessons_learnt.labels(school.upstream, lesson.fix).inc()
+                log(
+                    repair_log,
+                    logging.INFO,
+                    "fix learnt",
+                    request_id=exchange.request_id,
+                    upstream=school.upstream,
+                    models=entry.models,
+                    fix=lesson.label(),
+                    profile=entry.id,
+                )
+
+        # The profiles file is written under a lock: never on the event loop.
+        loop = exchange.state.loop
+        if loop is None:
+            learn()
+        else:
+            loop.run_in_executor(None, learn)
 
     def _secrets(self) -> Secrets:
         if self.secrets is None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,6 +13,7 @@ import orjson
 from starlette.types import ASGIApp
 
 from sanitizer import Repair, SanitizeError, SanitizeResult, looks_clean, sanitize
+from sanitizer.rejection import Lesson, apply_lessons
 from sanitizer.validation import validate
 
 from .. import json_bytes
@@ -22,6 +24,7 @@ from .context import ProxyState
 from .credentials import request_secrets
 from .errors import error_response
 from .exchange import Exchange
+from .lessons import School, after_lessons, school_of
 from .model_routes import PROTOCOL_APIS, Target
 from .off_loop import long_transcript
 from .send_litellm import send_via_litellm
@@ -43,7 +46,7 @@ async def proxy_transcript(
     mode = cfg.mode or state.settings.mode
     exchange.mode = mode
     betas = _betas(exchange) if route.api == "anthropic-messages" else NO_BETAS
-    prepared = _prepare(raw, route, state, mode, model, betas, exchange.request_id)
+    prepared = _prepare(raw, route, state, cfg, mode, model, betas, exchange.request_id)
     if prepared.error is None and prepared.deferred:
         # One trip to a worker thread for the repair and the serialisation (each trip costs a
         # thread handoff, which profiles of 500 KB bodies showed as a third of Suture's time).
@@ -60,7 +63,11 @@ async def proxy_transcript(
     named = body.get("model") if model is None and isinstance(body, dict) else model
     exchange.model = named if isinstance(named, str) else None
     exchange.upstream = target.name if target is not None else provider.name
+    exchange.school = prepared.school
     api = route.api
+    if prepared.lesson_codes:
+        for code in prepared.lesson_codes:
+            state.metrics.lessons_applied.labels(exchange.upstream, code).inc()
 
     exchange.repairs_found = len(result.repairs)
     exchange.repairs = result.repairs  # counted (and traced) when the exchange finishes
@@ -110,10 +117,25 @@ class Prepared:
     """A transcript whose Python work goes to a worker thread (off_loop.long_transcript)."""
     betas: frozenset[str] = frozenset()
     """What the request declares of itself: its ``anthropic-beta`` values (sanitize's ``betas``)."""
+    school: School | None = None
+    """Where what this request's refusals teach is kept, and what earlier ones taught."""
+    lessons: tuple[Lesson, ...] = ()
+    """Fixes to apply before the first attempt: stated in the config, or learnt from refusals."""
+    lessons_from: str = ""
+    """Where ``lessons`` come from, for the repair record."""
+    lesson_codes: tuple[str, ...] = ()
+    """The codes of the repairs those fixes made, for the metric."""
 
 
 def _prepare(
-    raw: bytes, route: Route, state: ProxyState, mode: str, model: str | None, betas: frozenset[str], request_id: str
+    raw: bytes,
+    route: Route,
+    state: ProxyState,
+    cfg: RouteSettings,
+    mode: str,
+    model: str | None,
+    betas: frozenset[str],
+    request_id: str,
 ) -> Prepared:
     """Parse, route by model, then repair and serialise, except for a long transcript the quick
     check cannot vouch for, which comes back ``deferred`` for :func:`run_repair` in a worker thread."""
@@ -135,6 +157,10 @@ def _prepare(
     # routed upstream's (a Chat body bound for Mistral gets Mistral's rules too).
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
     prepared = Prepared(None, body, target, rules_for, SanitizeResult(body), raw, betas=betas)
+    if mode == "repair":
+        prepared.school = school_of(state, route.provider.name, cfg, target)
+        named = model if model is not None else body.get("model") if isinstance(body, dict) else None
+        prepared.lessons, prepared.lessons_from = prepared.school.lessons(state, named if isinstance(named, str) else None)
     prepared.long = long_transcript(body)
     if not prepared.long:
         return run_repair(prepared, api, state, mode, model, request_id)
@@ -142,7 +168,7 @@ def _prepare(
         clean = looks_clean(body, api=api, policy=state.policy, provider=rules_for, model=model, betas=betas)
     except Exception:
         clean = False  # for the full pass to report or survive, as for any body
-    prepared.deferred = not clean
+    prepared.deferred = not clean or bool(prepared.lessons)
     return prepared
 
 
@@ -153,9 +179,12 @@ def run_repair(
     body = prepared.body
     prepared.deferred = False
     try:
+        taught = _apply_lessons(prepared, api, state, model, request_id)
         result = sanitize(
-            body, api=api, policy=state.policy, provider=prepared.rules_for, model=model, betas=prepared.betas
+            taught.body, api=api, policy=state.policy, provider=prepared.rules_for, model=model, betas=prepared.betas
         )
+        if taught.repairs:
+            result = after_lessons(taught, result)
     except SanitizeError as exc:
         return Prepared(str(exc))
     except Exception:
@@ -178,6 +207,25 @@ def run_repair(
                 extra={"fields": {"request_id": request_id}},
             )
     return prepared
+
+
+def _apply_lessons(prepared: Prepared, api: str, state: ProxyState, model: str | None, request_id: str) -> SanitizeResult:
+    """The body with the fixes earlier refusals of its upstream taught (or the config states)."""
+    body = prepared.body
+    if not prepared.lessons or prepared.school is None:
+        return SanitizeResult(body)
+    try:
+        taught = apply_lessons(
+            body, api=api, lessons=prepared.lessons, provider=prepared.rules_for, policy=state.policy, model=model
+        )
+    except Exception:
+        # A lesson is the sanitizer's code too: its fault costs the request that fix, nothing more.
+        repair_log.exception("learnt fixes failed; not applied", extra={"fields": {"request_id": request_id}})
+        return SanitizeResult(body)
+    prepared.lesson_codes = tuple(dict.fromkeys(r.code for r in taught.repairs))
+    source = prepared.lessons_from
+    taught.repairs = [dataclasses.replace(r, detail=f"{r.detail} ({source})") for r in taught.repairs]
+    return taught
 
 
 async def strict_refusal(

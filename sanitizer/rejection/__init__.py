@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._model import Repair
+from .._model import Repair, SanitizeResult
 from .._policy import Policy
 from ..capabilities import NONE
 from ..dialects import DIALECTS
@@ -24,7 +24,7 @@ from ..rules import RULES, Context
 from ..rules._base import Rule
 from ..validation._registry import REGISTRY
 from ._reading import REJECTION_STATUSES, Reading, read
-from ._strategy import Strategy
+from ._strategy import Lesson, Strategy
 from ._target import named
 from .rj001_answer_named_call import AnswerNamedCall
 from .rj002_fold_named_result import FoldNamedResult
@@ -40,10 +40,14 @@ from .rj011_portable_profile import PortableProfile
 
 __all__ = [
     "PORTABLE_PROFILE",
+    "Lesson",
     "REJECTION_STATUSES",
     "STRATEGIES",
     "RejectionRepair",
     "Strategy",
+    "apply_lessons",
+    "known_lesson_problem",
+    "strategy_named",
     "refusal_message",
     "repair_rejection",
 ]
@@ -82,6 +86,9 @@ class RejectionRepair:
     codes: tuple[str, ...] = ()
     repairs: list[Repair] = field(default_factory=list)
     restore_ids: dict[str, str] = field(default_factory=dict)
+    lesson: Lesson | None = None
+    """What to remember of the fix for later bodies to the same upstream (:func:`apply_lessons`);
+    None when the fix only made sense where the refusal pointed."""
 
 
 def repair_rejection(
@@ -120,34 +127,108 @@ def repair_rejection(
     # The refusal is the provider's word over the capability table: a model that refused what the
     # table says it takes (a system message inside messages) is repaired as one that takes nothing.
     ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model or _model(body), known=NONE)
-    strategy = _repair(transcript, ctx, api, reading) if reading.about_transcript else None
-    if strategy is None and escalate:
-        PORTABLE_PROFILE.repair(transcript, ctx, named(transcript, api, reading))
-        strategy = PORTABLE_PROFILE.name if ctx.repairs else None
-    if strategy is None:
+    target = named(transcript, api, reading)
+    fixed = _repair(transcript, ctx, api, reading, target) if reading.about_transcript else None
+    if fixed is None and escalate:
+        PORTABLE_PROFILE.repair(transcript, ctx, target)
+        fixed = (PORTABLE_PROFILE.name, PORTABLE_PROFILE.lesson(target)) if ctx.repairs else None
+    if fixed is None:
         why = reading.why if not reading.about_transcript else "nothing the refusal names can be changed"
         return RejectionRepair(None, why, codes=reading.codes)
     sent = {p.call_id for _, p in transcript.parts()}
     restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
-    return RejectionRepair(dialect.render(transcript), "", strategy, reading.codes, ctx.repairs, restore)
+    strategy, lesson = fixed
+    return RejectionRepair(dialect.render(transcript), "", strategy, reading.codes, ctx.repairs, restore, lesson)
 
 
-def _repair(transcript: Any, ctx: Context, api: str, reading: Reading) -> str | None:
+def _repair(transcript: Any, ctx: Context, api: str, reading: Reading, target: Any) -> tuple[str, Lesson | None] | None:
     if reading.codes:
         # The provider's text is a violation the registry knows: the rules that clear it apply,
         # whether or not the route's provider binds them (an OpenAI-compatible upstream may be vLLM).
-        for rule in RULES:
-            named_codes = set(rule.fixes) & set(reading.codes)
-            if named_codes and (rule.apis is None or api in rule.apis):
-                rule.apply(transcript, _bound_for(rule, ctx, named_codes))
+        used = _apply_rules_fixing(transcript, ctx, api, reading.codes)
         if ctx.repairs:
-            return "rules"
-    target = named(transcript, api, reading)
+            return "rules", Lesson("rules", codes=used)
     for strategy in STRATEGIES:
         strategy.repair(transcript, ctx, target)
         if ctx.repairs:
-            return strategy.name
+            return strategy.name, strategy.lesson(target)
     return None
+
+
+def _apply_rules_fixing(transcript: Any, ctx: Context, api: str, codes: tuple[str, ...]) -> tuple[str, ...]:
+    """Apply every rule that clears one of the violations ``codes``; the codes whose rules changed something."""
+    used: dict[str, None] = {}
+    for rule in RULES:
+        named_codes = set(rule.fixes) & set(codes)
+        if named_codes and (rule.apis is None or api in rule.apis):
+            before = len(ctx.repairs)
+            rule.apply(transcript, _bound_for(rule, ctx, named_codes))
+            if len(ctx.repairs) > before:
+                used.update(dict.fromkeys(sorted(named_codes)))
+    return tuple(used)
+
+
+def strategy_named(code: str) -> Strategy | None:
+    """The strategy (the escalation included) whose code or name is ``code``."""
+    return next((s for s in (*STRATEGIES, PORTABLE_PROFILE) if code in (s.code, s.name)), None)
+
+
+def known_lesson_problem(data: Any) -> str | None:
+    """Why ``data`` (a lesson as ``Lesson.as_dict`` writes it, from a file or a config) cannot be
+    applied, or None when it can."""
+    try:
+        lesson = Lesson.from_dict(data)
+    except ValueError as exc:
+        return str(exc)
+    if lesson.fix == "rules":
+        unknown = [code for code in lesson.codes if code not in REGISTRY]
+        if not lesson.codes:
+            return "a 'rules' fix names the violation codes it clears in 'codes'"
+        if unknown:
+            return f"no violation has the code(s) {', '.join(unknown)}"
+        return None
+    strategy = strategy_named(lesson.fix)
+    if strategy is None:
+        return f"no strategy has the code {lesson.fix!r} (`suture rules` lists them)"
+    if not strategy.learnable:
+        learnable = ", ".join(s.code for s in (*STRATEGIES, PORTABLE_PROFILE) if s.learnable) or "none"
+        return f"{strategy.code} {strategy.name} repairs only where a refusal points (learnable: {learnable})"
+    return None
+
+
+def apply_lessons(
+    body: Any,
+    *,
+    api: str,
+    lessons: tuple[Lesson, ...],
+    provider: str | None = None,
+    policy: Policy | None = None,
+    model: str | None = None,
+) -> SanitizeResult:
+    """Apply, before any refusal, the fixes that earlier refusals of the same upstream needed.
+
+    Each lesson is what :func:`repair_rejection` returned once (``RejectionRepair.lesson``): the
+    rules for the violations it names, or a learnable strategy's whole-transcript form. Like
+    ``sanitize``: the input is never mutated, and with nothing to change ``result.body`` is
+    ``body`` itself. A lesson this version does not know (a file written by another) is skipped.
+    """
+    dialect = DIALECTS.get(api)
+    if dialect is None or not isinstance(body, dict) or not lessons:
+        return SanitizeResult(body)
+    transcript = dialect.parse(body)
+    ctx = Context(api, dialect, policy or _DEFAULT_POLICY, provider, model or _model(body))
+    for lesson in lessons:
+        if lesson.fix == "rules":
+            _apply_rules_fixing(transcript, ctx, api, lesson.codes)
+            continue
+        strategy = strategy_named(lesson.fix)
+        if strategy is not None and strategy.learnable and (strategy.apis is None or api in strategy.apis):
+            strategy.everywhere(transcript, ctx, lesson)
+    if not ctx.repairs:
+        return SanitizeResult(body)
+    sent = {p.call_id for _, p in transcript.parts()}
+    restore = {new: old for new, old in ctx.restore_ids.items() if new in sent}
+    return SanitizeResult(dialect.render(transcript), ctx.repairs, restore)
 
 
 def _bound_for(rule: Rule, ctx: Context, codes: set[str]) -> Context:

@@ -46,7 +46,20 @@ def test_emulate_hands_its_arguments_to_the_emulator(monkeypatch: pytest.MonkeyP
     record = tmp_path / "r.jsonl"
     argv = ["emulate", "--provider", "anthropic", "--port", "9999", "--record", str(record), "--stream-delay", "0.5"]
     assert cli.main(argv) == 0
-    assert calls == [("anthropic", "127.0.0.1", 9999, record, 0.5, ())]
+    assert calls == [("anthropic", "127.0.0.1", 9999, record, 0.5, (), ())]
+
+
+def test_emulate_enforces_other_providers_codes_and_refuses_an_unknown_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import proxy.emulator
+
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(proxy.emulator, "main_emulate", lambda *args: calls.append(args))
+    assert cli.main(["emulate", "--provider", "openai", "--enforce", "groq.X5, fireworks.extra-input"]) == 0
+    assert calls[0][-1] == ("groq.X5", "fireworks.extra-input")
+    assert cli.main(["emulate", "--provider", "openai", "--enforce", "openai.O1"]) == 2
+    assert "unknown code(s) openai.O1" in capsys.readouterr().err
 
 
 def test_emulate_reads_extra_rules_and_refuses_a_bad_file(
@@ -60,7 +73,7 @@ def test_emulate_reads_extra_rules_and_refuses_a_bad_file(
     rules = tmp_path / "rules.json"
     rules.write_text('[{"api": "openai-chat", "same_role_runs": true, "message": "messages[{n}]: alternate"}]')
     assert cli.main(["emulate", "--provider", "openai", "--extra-rules", str(rules)]) == 0
-    assert calls[0][-1] == (ExtraRule(api="openai-chat", same_role_runs=True, message="messages[{n}]: alternate"),)
+    assert calls[0][-2] == (ExtraRule(api="openai-chat", same_role_runs=True, message="messages[{n}]: alternate"),)
     rules.write_text('[{"api": "openai-chat", "message": "no condition"}]')
     assert cli.main(["emulate", "--provider", "openai", "--extra-rules", str(rules)]) == 2
     assert "rule 0: extra rule: give exactly one of" in capsys.readouterr().err

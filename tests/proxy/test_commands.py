@@ -408,5 +408,6 @@ def test_help_lists_every_command_on_one_line(
         "fix",
         "replay",
         "captures",
+        "profiles",
         "config",
     ]
