@@ -67,7 +67,7 @@ def build_app(settings: Settings) -> Starlette:
     if settings.ui.enabled:
         from .ui.live import page_for
 
-        state.ui, mount = page_for(settings)
+        state.ui, mount = page_for(settings, state.learnt)
         page.append(mount)
 
     @asynccontextmanager

@@ -161,6 +161,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..browsers import BrowserGuard, guarded
+    from ..learnt import FILE_NAME, LearntProfiles, ProfilesFileError
     from ..ui.routes import CaptureSource, build_page
 
     try:
@@ -174,6 +175,12 @@ def run_serve(args: argparse.Namespace) -> int:
     print(f"suture: serving the captures of {store.directory} at http://127.0.0.1:{args.port}/", file=sys.stderr)
     # Loopback only, and no key: the captures are this machine's user's files, shown to them.
     # Not for web pages other than its own, nor for names rebound to 127.0.0.1 (proxy/browsers.py).
-    page = guarded(build_page(CaptureSource(store)), BrowserGuard("127.0.0.1"))
+    try:
+        # The fixes learnt beside these captures, read-only: a damaged file only hides that page.
+        learnt = LearntProfiles(store.directory / FILE_NAME, expire_seconds=float("inf"))
+    except ProfilesFileError as exc:
+        print(f"suture: learnt fixes not shown: {exc}", file=sys.stderr)
+        learnt = None
+    page = guarded(build_page(CaptureSource(store), learnt=learnt), BrowserGuard("127.0.0.1"))
     uvicorn.run(page, host="127.0.0.1", port=args.port, log_level="warning")
     return OK

@@ -9,12 +9,13 @@ from ..routes import table
 from ..settings import ConfigError, Settings
 from .feed import Feed
 from .ring import Ring
+from ..learnt import LearntProfiles
 from .routes import LiveSource, build_page
 
 _OWN_PATHS = ("/healthz", "/readyz", "/metrics")
 
 
-def page_for(settings: Settings) -> tuple[Feed, Mount]:
+def page_for(settings: Settings, learnt: LearntProfiles | None = None) -> tuple[Feed, Mount]:
     """The page's feed and mount, when ``ui.enabled``; raises ConfigError on an unsafe setup."""
     ui = settings.ui
     if not is_loopback(settings.host) and ui.api_key is None:
@@ -28,4 +29,4 @@ def page_for(settings: Settings) -> tuple[Feed, Mount]:
             raise ConfigError(f"ui.path {ui.path} clashes with Suture's path {path}: choose another")
     feed = Feed(Ring(ui.max_entries, ui.max_bytes, keep_bodies=ui.keep_bodies), ui.path)
     key = ui.api_key.get_secret_value() if ui.api_key is not None else None
-    return feed, Mount(ui.path, app=build_page(LiveSource(feed.ring), key=key))
+    return feed, Mount(ui.path, app=build_page(LiveSource(feed.ring), key=key, learnt=learnt))

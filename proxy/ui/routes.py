@@ -15,6 +15,7 @@ import functools
 import hashlib
 import hmac
 import re
+import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
@@ -31,6 +32,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..capture import CaptureStore
+from ..learnt import Learnt, LearntProfiles
 from ..server_protocol import ON_SHUTDOWN_SCOPE_KEY
 from . import chart
 from .ring import Counts, Entry, Ring, entry_from_capture
@@ -222,8 +224,9 @@ def _rules() -> dict[str, dict[str, str]]:
     return out
 
 
-def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
-    """The page's app over ``source``; ``key``, when given, is asked for."""
+def build_page(source: Source, *, key: str | None = None, learnt: LearntProfiles | None = None) -> ASGIApp:
+    """The page's app over ``source``; ``key``, when given, is asked for. ``learnt``: the fixes
+    learnt from refusals, listed on their own page (None: learning is off)."""
     rules = _rules()
 
     def matches(entry: Entry, filters: dict[str, str]) -> bool:
@@ -346,6 +349,12 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
             headers={"content-disposition": f'attachment; filename="suture-{request_id}.json"'},
         )
 
+    async def learnt_fixes(request: Request) -> Response:
+        entries = await asyncio.to_thread(learnt.entries) if learnt is not None else ()
+        rows = [_profile_row(entry) for entry in entries]
+        kept = str(learnt.path) if learnt is not None and learnt.path is not None else ""
+        return _render(request, "profiles.html", {"rows": rows, "kept": kept, "enabled": learnt is not None})
+
     async def rule_reference(request: Request) -> Response:
         return _render(request, "rules.html", {"rules": list(rules.values())})
 
@@ -375,6 +384,7 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
             Route("/", listing),
             Route("/events", events),
             Route("/rules", rule_reference),
+            Route("/profiles", learnt_fixes),
             Route("/login", login, methods=["GET", "POST"]),
             Route("/requests/{request_id}", detail),
             Route("/requests/{request_id}/capture.json", download),
@@ -382,6 +392,21 @@ def build_page(source: Source, *, key: str | None = None) -> ASGIApp:
         ]
     )
     return Guard(app, key)
+
+
+def _profile_row(entry: Learnt) -> dict[str, Any]:
+    lesson = entry.lesson
+    return {
+        "id": entry.id,
+        "upstream": entry.upstream,
+        "base_url": entry.base_url,
+        "models": entry.models,
+        "codes": [lesson.fix] if lesson.fix != "rules" else list(lesson.codes),
+        "fix": "" if lesson.fix != "rules" else "(rules)",
+        "learnt": time.strftime("%Y-%m-%d %H:%M", time.gmtime(entry.learnt_at)),
+        "expires": time.strftime("%Y-%m-%d %H:%M", time.gmtime(entry.expires_at)),
+        "refusal": entry.refusal,
+    }
 
 
 async def _small_body(request: Request, limit: int) -> bytes | None:

@@ -218,3 +218,18 @@ def test_a_damaged_profiles_file_is_named_not_a_traceback(tmp_path: Path) -> Non
     path.write_text('{"version": 1, "profiles": [{"upstream": "x"}]}')
     done = profiles_cli("list", "--file", str(path))
     assert done.returncode == 2 and "profiles[0]" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_page_lists_what_was_learnt(tmp_path: Path) -> None:
+    import httpx
+
+    with stack(tmp_path, ("fireworks.extra-input",), ui={"enabled": True}) as s:
+        empty = httpx.get(s.suture + "/suture/profiles")
+        assert empty.status_code == 200 and "Nothing learnt yet" in empty.text
+        s.ask(1)
+        assert wait_for(s.profiles.exists)
+        page = httpx.get(s.suture + "/suture/profiles")
+    assert page.status_code == 200
+    assert "mystery-coder*" in page.text and "fireworks.extra-input" in page.text
+    assert "Extra inputs are not permitted" in page.text  # the refusal that taught it
+    assert str(s.profiles) in page.text
