@@ -119,7 +119,7 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     with Vertex's texts), Gemini's OpenAI-compatible ``/v1beta/openai/chat/completions``, the other
     OpenAI-compatible providers' ``/{provider}/v1/chat/completions`` (``azure``, ``mistral``,
     ``deepseek``, ``groq``, ``moonshot``, ``minimax``, ``openrouter``, ``vllm``, ``cerebras``, ``dashscope``,
-    ``llamacpp``, ``fireworks``: their rules and texts)
+    ``llamacpp``, ``fireworks``, ``xai``, ``zhipu``, ``nim``, ``lmstudio``: their rules and texts)
     and Azure's ``/azure/v1/responses``,
     Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
     ``GET /healthz``; and OpenAI's Responses WebSocket at ``/v1/responses`` (each

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from .._ir import Transcript
 from ._base import Context, Rule
@@ -11,6 +11,9 @@ PLACEHOLDER_TEXT = "(empty message)"
 # Where each format keeps its system prompt outside the conversation (Anthropic and Bedrock,
 # Gemini in either spelling); OpenAI Chat keeps it in ``messages``.
 _SYSTEM_FIELDS = ("system", "systemInstruction", "system_instruction")
+_SYSTEM_ROLES = frozenset(("system", "developer"))
+# The providers that refuse a Chat body of system messages alone, by the name a repair gives them.
+_SYSTEM_ALONE_REFUSED = {"zhipu": "Zhipu", "bedrock": "Bedrock", "lmstudio": "LM Studio"}
 
 
 class EmptyTranscript(Rule):
@@ -20,7 +23,10 @@ class EmptyTranscript(Rule):
         whose only message was blank (content "" or "\\n"), or whose every message was an
         orphan tool result. Also a request sent with a system prompt and no message: an agent
         whose instructions are its whole prompt (pydantic-ai with instructions and no user
-        prompt).
+        prompt); in a Chat body, where the system prompt is a message, only bound for Zhipu
+        (GLM) or LM Studio (Qwen3.5 and Qwen3.6 templates), which refuse a conversation with no
+        user message, or for Bedrock, where a gateway makes the system messages Converse's
+        system field and leaves no message.
 
     Why:
         Anthropic: "messages: at least one message is required"
@@ -29,6 +35,11 @@ class EmptyTranscript(Rule):
         Gemini: "* GenerateContentRequest.contents: contents is not specified"
         Bedrock Converse: "A conversation must start with a user message. Try again with a
         conversation that starts with a user message." (pydantic/pydantic-ai#4495)
+        Zhipu: "messages 参数非法。请检查文档。" (code 1214; HKUDS/nanobot PR#3086 reproduces it
+        with a system message alone), on api.z.ai "The messages parameter is illegal. Please
+        check the documentation."
+        LM Studio (Qwen3.5, Qwen3.6): "Error rendering prompt with jinja template: "No user
+        query found in messages."." (lmstudio-ai/lmstudio-bug-tracker#1655)
 
     Example:
         Before: user "   "
@@ -46,9 +57,33 @@ class EmptyTranscript(Rule):
     code = "AN007"
     name = "empty-transcript"
     apis = frozenset({"anthropic-messages", "openai-chat", "gemini", "bedrock-converse"})
-    fixes: ClassVar[tuple[str, ...]] = ("anthropic.A20", "openai.O5", "gemini.G6", "bedrock.B8")
+    fixes: ClassVar[tuple[str, ...]] = (
+        "anthropic.A20",
+        "openai.O5",
+        "gemini.G6",
+        "bedrock.B8",
+        "zhipu.1214-no-user-message",
+        "lmstudio.no-user-query",
+    )
+
+    def looks_past(self, api: str, provider: str | None) -> bool:
+        # A Chat body of system messages alone is valid OpenAI: the format's check passes it.
+        return api == "openai-chat" and provider in _SYSTEM_ALONE_REFUSED
+
+    def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        # Asked only of a Chat body bound for Zhipu, LM Studio or Bedrock (looks_past); an empty list is
+        # left as it is.
+        messages = body["messages"]
+        return not messages or any(m.get("role") not in _SYSTEM_ROLES for m in messages)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
+        refused_by = _SYSTEM_ALONE_REFUSED.get(ctx.provider or "") if ctx.api == "openai-chat" else None
+        if refused_by is not None and transcript.entries:
+            if all(e.role in _SYSTEM_ROLES for e in transcript.entries):
+                transcript.entries = [*transcript.entries, ctx.dialect.text_entry("user", PLACEHOLDER_TEXT)]
+                why = f"{refused_by} refuses a conversation of system messages alone"
+                ctx.report(self, "added", None, None, f"added the user message {PLACEHOLDER_TEXT!r}: {why}")
+            return
         if transcript.entries:
             return
         emptied = bool(transcript.body.get(transcript.key))

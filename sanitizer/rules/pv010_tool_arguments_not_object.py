@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 import orjson
 
 from .._ir import CALL, Part, Transcript
-from ..validation._openai_chat import arguments_hold_object
+from ..validation._openai_chat import arguments_hold_object, xai_refuses_arguments
 from ._base import Context, Rule
 
 
@@ -16,13 +16,18 @@ class ToolArgumentsNotObject(Rule):
         A Chat tool call whose ``function.arguments`` is not the JSON text of an object, bound
         for a provider that parses it: the object's JSON encoded once more as a JSON string (an
         agent that ``json.dumps`` arguments it already holds as text), text cut off
-        mid-stream, a list, ``null``.
+        mid-stream, a list, ``null``. Bound for xAI, which parses the arguments as JSON of any
+        kind: empty text and text that is not JSON (an agent that seeds its history with a call
+        it made itself, with no arguments).
 
     Why:
         MiniMax: "invalid params, invalid function arguments json string, tool_call_id:
         Dyx3YtQx5 (2013)" (obot-platform/nanobot#237)
         Anthropic's OpenAI-compatible endpoint, which makes the arguments a tool_use input:
         "messages.1.content.0.tool_use.input: Input should be a valid dictionary"
+        xAI: "The arguments to a tool_call with ID 'initial_list_datasets' are not a valid JSON
+        string. Parsing error: Error("EOF while parsing a value", line: 1, column: 0)"
+        (spiceai/spiceai#4734, grok-2: on every request, the call being in the history)
 
     Example:
         Before (bound for MiniMax): assistant calls read_file (Dyx3YtQx5) with the arguments
@@ -30,21 +35,33 @@ class ToolArgumentsNotObject(Rule):
         After:  assistant calls read_file (Dyx3YtQx5) with the arguments {"path": "a.txt"}
         Before: assistant calls Bash with the arguments {"command": "ls -   (cut off)
         After:  assistant calls Bash with the arguments {}
+        Before (bound for xAI): assistant calls list_datasets (initial_list_datasets) with the
+                arguments ""
+        After:  assistant calls list_datasets (initial_list_datasets) with the arguments {}
 
     Safety:
         The JSON text of an object that was encoded as a JSON string (once or more) is
         unwrapped to that text, exactly as it was, so nothing is lost. Anything else becomes
         ``"{}"``, and the original arguments are kept, verbatim, in the repair record. Empty
-        arguments are left as they are. The call's id, name and result are untouched.
+        arguments are left as they are, except bound for xAI, which refuses them: they become
+        ``"{}"``, the object a call with no arguments stands for. Bound for xAI, only what it
+        refuses is repaired: JSON text of any kind, a JSON string included, is left as it is.
+        The call's id, name and result are untouched.
     """
 
     code = "PV010"
     name = "tool-arguments-not-object"
     apis = frozenset({"openai-chat"})
-    providers = frozenset({"minimax", "anthropic"})
-    fixes: ClassVar[tuple[str, ...]] = ("minimax.arguments-not-object", "anthropic.A18")
+    providers = frozenset({"minimax", "anthropic", "xai"})
+    fixes: ClassVar[tuple[str, ...]] = ("minimax.arguments-not-object", "anthropic.A18", "xai.arguments-not-json")
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
+        if ctx.provider == "xai":
+            return not any(
+                xai_refuses_arguments(_arguments(call))
+                for message in body["messages"]
+                for call in message.get("tool_calls") or ()
+            )
         # orjson is stricter than json, never laxer: where it says object, json does too, and a
         # doubt goes to apply (a parse with orjson costs a tenth of json's on a long transcript).
         for message in body["messages"]:
@@ -65,7 +82,10 @@ class ToolArgumentsNotObject(Rule):
                 if part.kind != CALL:
                     continue
                 arguments = _arguments(part.raw)
-                if not isinstance(arguments, str) or arguments_hold_object(arguments):
+                if ctx.provider == "xai":
+                    if not xai_refuses_arguments(arguments):
+                        continue
+                elif not isinstance(arguments, str) or arguments_hold_object(arguments):
                     continue
                 unwrapped = _object_text_in(arguments)
                 function = {**part.raw["function"], "arguments": unwrapped or "{}"}
@@ -74,6 +94,9 @@ class ToolArgumentsNotObject(Rule):
                 if unwrapped is not None:
                     action = "unwrapped"
                     detail = "unwrapped tool call arguments sent as a JSON string holding the object's JSON text"
+                elif arguments == "":
+                    action = "replaced"
+                    detail = "replaced empty tool call arguments, which the provider parses as JSON, with {}"
                 else:
                     action = "replaced"
                     detail = (

@@ -80,6 +80,23 @@ _VLLM_TYPE = {
 # The error types llama-server shares with Anthropic's names (its others: server_error, unavailable_error).
 _LLAMACPP_TYPES = frozenset({"invalid_request_error", "authentication_error", "permission_error", "not_found_error"})
 
+# xAI's ``code`` is the gRPC status's description: "Client specified an invalid argument" for a 400
+# (spiceai/spiceai#4734), "The caller does not have permission to execute the specified operation"
+# for a 403 (UKGovernmentBEIS/inspect_ai PR#2267); the others are gRPC's descriptions of the codes
+# those statuses stand for [infer].
+_XAI_CODE = {
+    "invalid_request_error": "Client specified an invalid argument",
+    "authentication_error": "The request does not have valid authentication credentials for the operation",
+    "permission_error": "The caller does not have permission to execute the specified operation",
+    "not_found_error": "Some requested entity (e.g., file or directory) was not found",
+    "request_too_large": "Client specified an invalid argument",
+    "rate_limit_error": "Some resource has been exhausted, perhaps a per-user quota, or perhaps the entire file "
+    "system is out of space.",
+    "api_error": "Internal errors.",
+    "overloaded_error": "The service is currently unavailable.",
+    "timeout_error": "The deadline expired before the operation could complete.",
+}
+
 # The provider_name OpenRouter gives each upstream in its error body (W1).
 _UPSTREAM_NAME = {
     "openai": "OpenAI",
@@ -179,9 +196,20 @@ def build(
     if provider == "fireworks":
         # Its OpenAI-shaped body, with an ``object`` as vLLM's [infer]; the texts are its schema's.
         return {"error": {"object": "error", "type": type_ or kind, "message": message}}, {}
+    if provider == "xai":
+        # No wrapper, no type: the status's description and the text (spiceai/spiceai#4734).
+        return {"code": _XAI_CODE.get(kind, _XAI_CODE["api_error"]), "error": message}, {}
+    if provider == "zhipu":
+        # Zhipu's own numeric codes, as a string (1214: malformed messages; anomalyco/opencode#2557,
+        # MetaGLM/zhipuai-sdk-python-v4#14); for other refusals only the status is known here [infer].
+        return {"error": {"code": "1214" if kind == "invalid_request_error" else str(status), "message": message}}, {}
+    if provider == "lmstudio":
+        # A bare string, no type (phodal/auto-dev#175, t59688/arboris-novel#23).
+        return {"error": message}, {}
     if provider in ("groq", "moonshot"):
         return {"error": {"message": message, "type": type_ or kind}}, {}
-    if provider == "vllm":
+    if provider in ("vllm", "nim"):
+        # NIM answers in vLLM's body (hidenobunagai/nvidia-nim-provider#2, integrate.api.nvidia.com).
         t = type_ or _VLLM_TYPE.get(kind, "BadRequestError")
         return {"error": {"message": message, "type": t, "param": None, "code": status}}, {}
     if provider == "openrouter":

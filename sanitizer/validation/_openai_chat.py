@@ -94,6 +94,47 @@ Providers differ only where the catalogue says so:
   The keys taken are a generous union (OpenAI's message keys, ``reasoning_content`` and
   ``reasoning``, which Fireworks returns), so that no key Fireworks may take is reported. Body:
   ``{"error": {"object": "error", "type": "invalid_request_error", "message": ...}}`` [infer].
+- ``xai`` (xAI, Grok): no pairing checks (its texts for them unknown). A replayed tool call whose
+  ``arguments`` are empty text, which xAI parses as JSON and refuses: "The arguments to a tool_call
+  with ID 'initial_list_datasets' are not a valid JSON string. Parsing error: Error("EOF while
+  parsing a value", line: 1, column: 0)" (spiceai/spiceai#4734, grok-2: an agent's seeded call with
+  no arguments). The parsing error is serde_json's; only its empty-text form is known word for word,
+  so arguments that are other text that is not JSON are not reported (PV010 still repairs them).
+  Body: ``{"code": "Client specified an invalid argument", "error": ...}``, no wrapper (the same
+  thread; lobehub/lobehub#8389, yym68686/uni-api#105 for other refusals). xAI's other known
+  refusal, "The model expects a single `text` element per message." (nocmt/LLMSearchPlus#2, no
+  request shown), is not checked: what triggers it is not known.
+- ``zhipu`` (Zhipu GLM, ``open.bigmodel.cn`` and ``api.z.ai``): a conversation with no ``user``
+  message is refused with code 1214, "The messages parameter is illegal. Please check the
+  documentation." (api.z.ai: anomalyco/opencode#2557, where a user's own tests found it "when
+  sending a completion request with zero `user` role messages in it. Does not matter if there are
+  `system` or `assistant` messages"; continuedev/continue#13259) or "messages 参数非法。请检查文档。"
+  (open.bigmodel.cn: MetaGLM/zhipuai-sdk-python-v4#14, whose request has a system message, calls
+  and results and no user message; HKUDS/nanobot PR#3086, whose reproduction sends a system message
+  alone). The validator writes z.ai's English text. 1214 is Zhipu's code for any malformed
+  ``messages``; only this cause of it is known, so nothing else is checked: no pairing (its texts
+  unknown), not an empty ``messages`` array (Zhipu's answer to it unknown). Body: ``{"error":
+  {"code": "1214", "message": ...}}`` (the same threads).
+- ``nim`` (NVIDIA NIM, ``integrate.api.nvidia.com``): no pairing checks (its texts for them
+  unknown). A tool-calling assistant message whose ``content`` is the empty string, which NIM's
+  request validator refuses though it takes ``null`` there: "request: Value error, Empty content is
+  not allowed for assistant messages" (CherryHQ/cherry-studio#16155 and XiaomiMiMo/MiMo-Code#407,
+  google/diffusiongemma-26b-a4b-it; ogx-ai/ogx#1751, meta/llama-3.1-8b-instruct: "NVIDIA NIM allow
+  content=null, but not content=\"\""). The same text for an empty assistant message with no calls
+  is likely [infer] but no public report shows it, so it is not checked. Body: ``{"error":
+  {"message": ..., "type": "BadRequestError", "param": null, "code": 400}}``, the vLLM-shaped body
+  integrate.api.nvidia.com answers other 400s in (hidenobunagai/nvidia-nim-provider#2); this text
+  in it [infer].
+- ``lmstudio`` (LM Studio's ``/v1``): the role check of Qwen3.5 and Qwen3.6's chat templates, for
+  models named so: a conversation with no ``user`` message (the template looks, from the end, for a
+  user message that is not wholly a ``<tool_response>`` wrapper, and raises without one), answered
+  "Error rendering prompt with jinja template: "No user query found in messages.".", followed by LM
+  Studio's advice on prompt templates (lmstudio-ai/lmstudio-bug-tracker#1655, opencode with
+  qwen3.5-9b; #1855, opencode with Qwen3.6 27B; #1572, qwen3.5-35b-a3b). A user message that holds
+  only a ``<tool_response>`` wrapper is not checked (no client is known to send one). Other models'
+  templates are not known by name here, so nothing is checked for them (BR003 still adds the user
+  message for any model). Body: ``{"error": "..."}``, a bare string (phodal/auto-dev#175,
+  t59688/arboris-novel#23).
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
   models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
   Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
@@ -108,7 +149,7 @@ Providers differ only where the catalogue says so:
 
 Where a compatible provider's own text for a rule is not in the catalogue (groq, moonshot
 pairing), OpenAI's text is used inside that provider's envelope. Not checked: O7 (nothing to
-reject), O8 (Assistants API), X1 / X6 (Perplexity and xAI are not providers here),
+reject), O8 (Assistants API), X1 (Perplexity is not a provider here), X6 (see ``xai``),
 D6 (error text unknown), Groq's "property ... is unsupported" for a key outside its schema
 anywhere but on a message (the request's own keys, a tool call's), V2 (Ollama), W2 / W3 (relays).
 """
@@ -282,6 +323,26 @@ FIREWORKS_EXTRA = "Extra inputs are not permitted, field: 'messages[{n}].{field}
 FIREWORKS_MESSAGE_KEYS = frozenset(
     {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "reasoning_content", "reasoning"}
 )
+# xAI (see the module docstring for the sources): serde_json's error for empty text closes the text.
+XAI_ARGUMENTS = (
+    "The arguments to a tool_call with ID '{id}' are not a valid JSON string. "
+    'Parsing error: Error("EOF while parsing a value", line: 1, column: 0)'
+)
+# Zhipu's code 1214, as api.z.ai and open.bigmodel.cn word it (see the module docstring).
+ZHIPU_1214 = "The messages parameter is illegal. Please check the documentation."
+ZHIPU_1214_ZH = "messages 参数非法。请检查文档。"
+# NVIDIA NIM and LM Studio (see the module docstring for the sources).
+NIM_EMPTY_ASSISTANT = "request: Value error, Empty content is not allowed for assistant messages"
+LMSTUDIO_NO_USER_QUERY = (
+    'Error rendering prompt with jinja template: "No user query found in messages.".\n\n'
+    "This is usually an issue with the model's prompt template. If you are using a popular model, you can try "
+    "to search the model under lmstudio-community, which will have fixed prompt templates. If you cannot find "
+    "one, you are welcome to post this issue to our discord or issue tracker on GitHub. Alternatively, if you "
+    "know how to write jinja templates, you can override the prompt template in My Models > model settings > "
+    "Prompt Template."
+)
+# The Qwen releases whose templates raise "No user query found in messages." (3.5 and 3.6; Qwen3's own does not).
+_QWEN_USER_QUERY = re.compile(r"qwen3[._-]?[56](?![0-9])", re.IGNORECASE)
 V1_MISTRAL = "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."
 V1_PLAIN = "Conversation roles must alternate user/assistant/user/assistant/..."
 # llama.cpp's server (see the module docstring for the sources). The template's text closes a longer
@@ -525,6 +586,14 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
         return _llamacpp(b, messages)
     if provider == "fireworks":
         return _fireworks(messages)
+    if provider == "xai":
+        return _xai(messages)
+    if provider == "zhipu":
+        return _zhipu(messages)
+    if provider == "nim":
+        return _nim(messages)
+    if provider == "lmstudio":
+        return _lmstudio(b, messages)
     if provider == "openrouter":
         return _openrouter(b, messages)
     if provider == "deepseek":
@@ -823,6 +892,54 @@ def _fireworks(messages: list[_Msg]) -> list[Violation]:
 def fireworks_unsupported_keys(role: object, message: dict[str, Any]) -> list[str]:
     """The keys of a message that Fireworks's schema forbids, in the message's order (any role)."""
     return [k for k in message if k not in FIREWORKS_MESSAGE_KEYS]
+
+
+def _xai(messages: list[_Msg]) -> list[Violation]:
+    out: list[Violation] = []
+    for i, msg in enumerate(messages):
+        for call in msg.raw.get("tool_calls") or ():
+            if call["function"].get("arguments") == "":
+                out.append(violation("xai", "xai.arguments-not-json", XAI_ARGUMENTS.format(id=call["id"]), i))
+    return out
+
+
+def xai_refuses_arguments(arguments: object) -> bool:
+    """Whether xAI refuses a tool call's ``arguments`` text: empty, or not JSON at all (it parses
+    them, and JSON of any kind passes its parse). Arguments that are not text are not judged here."""
+    if not isinstance(arguments, str):
+        return False
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return True
+    return False
+
+
+def _zhipu(messages: list[_Msg]) -> list[Violation]:
+    if not messages or any(m.role == "user" for m in messages):
+        return []
+    # The whole list is refused; the first message past the system prompt is where a user turn is missing.
+    first = next((i for i, m in enumerate(messages) if m.role not in _SYSTEM_ROLES), len(messages) - 1)
+    return [violation("zhipu", "zhipu.1214-no-user-message", ZHIPU_1214, first)]
+
+
+def _nim(messages: list[_Msg]) -> list[Violation]:
+    return [
+        violation("nim", "nim.empty-assistant-content", NIM_EMPTY_ASSISTANT, i)
+        for i, msg in enumerate(messages)
+        if msg.role == "assistant" and msg.raw.get("content") == "" and msg.raw.get("tool_calls")
+    ]
+
+
+def _lmstudio(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
+    model = b.get("model")
+    if not messages or not isinstance(model, str) or not _QWEN_USER_QUERY.search(model):
+        return []
+    if any(m.role == "user" for m in messages):
+        return []
+    # The template refuses the whole list; the first message past the system prompt is where a user turn is missing.
+    first = next((i for i, m in enumerate(messages) if m.role not in _SYSTEM_ROLES), len(messages) - 1)
+    return [violation("lmstudio", "lmstudio.no-user-query", LMSTUDIO_NO_USER_QUERY, first)]
 
 
 def _moonshot(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:

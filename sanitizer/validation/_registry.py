@@ -397,6 +397,33 @@ _CODES = (
         "web-infra-dev/midscene#1322, boldsoftware/shelley#242 (the text's shape) (not in the catalogue)",
     ),
     Code(
+        "xai.arguments-not-json",
+        ("xai",),
+        (oc.XAI_ARGUMENTS,),
+        "spiceai/spiceai#4734 (grok-2, a seeded call with empty arguments) (not in the catalogue)",
+    ),
+    Code(
+        "zhipu.1214-no-user-message",
+        ("zhipu",),
+        (oc.ZHIPU_1214, oc.ZHIPU_1214_ZH),
+        "anomalyco/opencode#2557 (zero user messages, api.z.ai), continuedev/continue#13259 (the English text); "
+        "MetaGLM/zhipuai-sdk-python-v4#14, HKUDS/nanobot PR#3086 (open.bigmodel.cn, the Chinese text) "
+        "(not in the catalogue)",
+    ),
+    Code(
+        "nim.empty-assistant-content",
+        ("nim",),
+        (oc.NIM_EMPTY_ASSISTANT,),
+        "CherryHQ/cherry-studio#16155, XiaomiMiMo/MiMo-Code#407 (google/diffusiongemma-26b-a4b-it); "
+        'ogx-ai/ogx#1751 (null taken, "" refused) (not in the catalogue)',
+    ),
+    Code(
+        "lmstudio.no-user-query",
+        ("lmstudio",),
+        (oc.LMSTUDIO_NO_USER_QUERY,),
+        "lmstudio-ai/lmstudio-bug-tracker#1655, #1855, #1572 (Qwen3.5, Qwen3.6 templates) (not in the catalogue)",
+    ),
+    Code(
         "cerebras.orphan-tool-message",
         ("cerebras",),
         (oc.CEREBRAS_ORPHAN,),
@@ -409,7 +436,9 @@ REGISTRY: Mapping[str, Code] = MappingProxyType({c.code: c for c in _CODES})
 UNREPAIRABLE: Mapping[str, str] = MappingProxyType(
     {
         "anthropic.A13": "a thinking block the client dropped: the API takes only the signed original, which no "
-        "repair can recreate (thinking that is there but misplaced is moved first by AN011)",
+        "repair can recreate (thinking that is there but misplaced is moved first by AN011); AN022 turns thinking "
+        "off for the request instead, which a model that always thinks (Claude Opus 5.5, Sonnet 5.5, Fable, "
+        "Mythos) refuses, and policy thinking_without_history leave forbids",
         "anthropic.A20": "a request sent with neither a message nor a system prompt: its prompt never reached "
         "the request, and a placeholder would hide that (AN007 covers a conversation that repairs emptied, "
         "and a system prompt sent alone)",

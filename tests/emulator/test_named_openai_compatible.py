@@ -1,4 +1,5 @@
-"""The emulator serves Cerebras's, DashScope's, llama.cpp's and Fireworks's checks at ``/{provider}/v1/chat/completions``,
+"""The emulator serves Cerebras's, DashScope's, llama.cpp's, Fireworks's, xAI's, Zhipu's, NVIDIA NIM's and LM Studio's
+checks at ``/{provider}/v1/chat/completions``,
 their texts in their bodies; a transcript repaired for them is answered."""
 
 from __future__ import annotations
@@ -43,6 +44,71 @@ COT_BOOKKEEPING: dict[str, Any] = {
         {"role": "user", "content": "And the tests?"},
     ],
 }
+SEEDED_CALL_WITHOUT_ARGUMENTS: dict[str, Any] = {
+    "model": "grok-2-1212",
+    "messages": [
+        {"role": "user", "content": "What is the capital of New York?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "initial_list_datasets",
+                    "type": "function",
+                    "function": {"name": "list_datasets", "arguments": ""},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "initial_list_datasets", "content": "taxi_trips"},
+    ],
+}
+NO_USER_MESSAGE: dict[str, Any] = {
+    "model": "glm-4.6",
+    "messages": [
+        {"role": "system", "content": "You call tools for the user."},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "createBuildings", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"success":false}'},
+    ],
+}
+EMPTY_CALL_TURN_TEXT: dict[str, Any] = {
+    "model": "google/diffusiongemma-26b-a4b-it",
+    "messages": [
+        {"role": "user", "content": "What time is it in Tokyo?"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_t1",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": '{"tz":"Asia/Tokyo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_t1", "content": "09:12"},
+    ],
+}
+NO_USER_QUERY: dict[str, Any] = {
+    "model": "qwen/qwen3.5-35b-a3b",
+    "messages": [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "assistant", "content": "Summary of the work so far: the parser is fixed."},
+    ],
+}
+LMSTUDIO_TEXT = (
+    'Error rendering prompt with jinja template: "No user query found in messages.".\n\n'
+    "This is usually an issue with the model's prompt template. If you are using a popular model, you can try "
+    "to search the model under lmstudio-community, which will have fixed prompt templates. If you cannot find "
+    "one, you are welcome to post this issue to our discord or issue tracker on GitHub. Alternatively, if you "
+    "know how to write jinja templates, you can override the prompt template in My Models > model settings > "
+    "Prompt Template."
+)
 EXPECTED = {
     "cerebras": (
         REPLAYED_REASONING,
@@ -86,6 +152,30 @@ EXPECTED = {
             }
         },
     ),
+    "xai": (
+        SEEDED_CALL_WITHOUT_ARGUMENTS,
+        {
+            "code": "Client specified an invalid argument",
+            "error": "The arguments to a tool_call with ID 'initial_list_datasets' are not a valid JSON string. "
+            'Parsing error: Error("EOF while parsing a value", line: 1, column: 0)',
+        },
+    ),
+    "zhipu": (
+        NO_USER_MESSAGE,
+        {"error": {"code": "1214", "message": "The messages parameter is illegal. Please check the documentation."}},
+    ),
+    "nim": (
+        EMPTY_CALL_TURN_TEXT,
+        {
+            "error": {
+                "message": "request: Value error, Empty content is not allowed for assistant messages",
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            }
+        },
+    ),
+    "lmstudio": (NO_USER_QUERY, {"error": LMSTUDIO_TEXT}),
 }
 # A chat template's refusal is a 500 (nextai-translator/raycast-openai-translator#34).
 STATUS = {"llamacpp": 500}

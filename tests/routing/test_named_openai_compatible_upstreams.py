@@ -1,4 +1,5 @@
-"""A named upstream with ``provider: cerebras``, ``dashscope``, ``llamacpp`` or ``fireworks`` gets that provider's
+"""A named upstream with ``provider: cerebras``, ``dashscope``, ``llamacpp``, ``fireworks``, ``xai``, ``zhipu``, ``nim``
+or ``lmstudio`` gets that provider's
 repairs, and its strict mode that provider's refusal, against the emulator's strict profile."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import openai
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
@@ -53,6 +55,56 @@ CASES: dict[str, dict[str, Any]] = {
             {"role": "user", "content": "And the tests?"},
         ],
     },
+    "xai": {
+        "model": "grok-4",
+        "messages": [
+            {"role": "user", "content": "What is the capital of New York?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "initial_list_datasets",
+                        "type": "function",
+                        "function": {"name": "list_datasets", "arguments": ""},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "initial_list_datasets", "content": "taxi_trips"},
+        ],
+    },
+    "zhipu": {
+        "model": "glm-4.6",
+        "messages": [
+            {"role": "system", "content": "You call tools for the user."},
+            {"role": "assistant", "content": "A subagent reported: the schema is migrated."},
+        ],
+    },
+    "nim": {
+        "model": "google/diffusiongemma-26b-a4b-it",
+        "messages": [
+            {"role": "user", "content": "What time is it in Tokyo?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "call_t1",
+                        "type": "function",
+                        "function": {"name": "get_time", "arguments": '{"tz":"Asia/Tokyo"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_t1", "content": "09:12"},
+        ],
+    },
+    "lmstudio": {
+        "model": "qwen3.6-27b",
+        "messages": [
+            {"role": "system", "content": "You are a coding agent."},
+            {"role": "assistant", "content": "Summary of the work so far: the parser is fixed."},
+        ],
+    },
 }
 
 
@@ -84,6 +136,18 @@ def test_refused_as_sent_and_answered_through_suture(emulator: str, provider: st
     assert answer.headers["x-suture-repairs"] != "0"
 
 
+@pytest.mark.parametrize("provider", ["xai", "zhipu", "nim", "lmstudio"])
+def test_the_official_sdk_gets_an_answer_through_suture(emulator: str, provider: str) -> None:
+    # What an agent built on the openai SDK sees: the provider's refusal directly, an answer through Suture.
+    body = CASES[provider]
+    direct = openai.OpenAI(base_url=f"{emulator}/{provider}/v1", api_key="k", max_retries=0)
+    with direct, pytest.raises(openai.BadRequestError):
+        direct.chat.completions.create(**body)
+    with suture(**_settings(emulator, provider)) as url, openai.OpenAI(base_url=f"{url}/v1", api_key="k") as client:
+        completion = client.chat.completions.create(**body)
+    assert completion.choices[0].message.role == "assistant"
+
+
 STRICT = {
     "cerebras": "cerebras.unsupported-property: messages.1.assistant.reasoning_content: property "
     "'messages.1.assistant.reasoning_content' is unsupported",
@@ -91,6 +155,11 @@ STRICT = {
     "llamacpp": "llamacpp.template-role-order: After the optional system message, conversation roles must "
     "alternate user and assistant roles except for tool calls and results.",
     "fireworks": "fireworks.extra-input: Extra inputs are not permitted, field: 'messages[1].cot_id', value: 'cot_1'.",
+    "xai": "xai.arguments-not-json: The arguments to a tool_call with ID 'initial_list_datasets' are not a valid "
+    'JSON string. Parsing error: Error("EOF while parsing a value", line: 1, column: 0)',
+    "zhipu": "zhipu.1214-no-user-message: The messages parameter is illegal. Please check the documentation.",
+    "nim": "nim.empty-assistant-content: request: Value error, Empty content is not allowed for assistant messages",
+    "lmstudio": 'lmstudio.no-user-query: Error rendering prompt with jinja template: "No user query found in messages.".',
 }
 
 

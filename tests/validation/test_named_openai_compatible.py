@@ -1,4 +1,5 @@
-"""Cerebras's, DashScope's, llama.cpp's and Fireworks's own checks and texts, in their own error bodies: providers reached
+"""Cerebras's, DashScope's, llama.cpp's, Fireworks's, xAI's, Zhipu's, NVIDIA NIM's and LM Studio's own checks and texts,
+in their own error bodies: providers reached
 through an OpenAI-compatible base URL that refuse what OpenAI takes, or word OpenAI's rules their way."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import pytest
 
 from sanitizer import sanitize
 from sanitizer.validation import error_envelope, validate
-from tests._support.builders import chat, oa, ot, ou
+from tests._support.builders import chat, oa, osys, ot, ou
 
 OC = "openai-chat"
 CEREBRAS_LINE = (
@@ -108,7 +109,9 @@ def test_dashscope_s_error_body() -> None:
     }
 
 
-@pytest.mark.parametrize("provider", ["cerebras", "dashscope", "llamacpp", "fireworks"])
+@pytest.mark.parametrize(
+    "provider", ["cerebras", "dashscope", "llamacpp", "fireworks", "xai", "zhipu", "nim", "lmstudio"]
+)
 def test_a_valid_request_takes_the_fast_path(provider: str) -> None:
     body = chat(ou(), oa(None, "c1"), ot("c1"), oa("done"), ou("thanks"))
     result = sanitize(body, api=OC, provider=provider)
@@ -136,7 +139,7 @@ def test_llamacpp_asks_an_assistant_message_for_content_or_tool_calls() -> None:
 
 
 def test_llamacpp_s_template_refusal_is_a_500_named_after_the_model_s_template() -> None:
-    users = chat({"role": "system", "content": "s"}, ou("a"), ou("b"))
+    users = chat(osys(), ou("a"), ou("b"))
     gemma = validate({**users, "model": "gemma-3-27b-it"}, api=OC, provider="llamacpp")
     assert [(v.rule, v.message, v.message_index, v.status) for v in gemma] == [
         ("llamacpp.template-role-order", "Conversation roles must alternate user/assistant/user/assistant/...", 2, 500)
@@ -153,7 +156,7 @@ def test_llamacpp_s_template_refusal_is_a_500_named_after_the_model_s_template()
 
 
 def test_llamacpp_repairs_the_template_order_for_any_model() -> None:
-    users = chat({"role": "system", "content": "s"}, ou("a"), ou("b"))
+    users = chat(osys(), ou("a"), ou("b"))
     for model in ("gemma-3-27b-it", "devstral-small-2", "my-alias"):
         result = sanitize({**users, "model": model}, api=OC, provider="llamacpp")
         assert [r.code for r in result.repairs] == ["PV005"]
@@ -203,3 +206,167 @@ def test_fireworks_repair_removes_the_keys_and_keeps_them_in_the_record() -> Non
     assert "status" not in result.body["messages"][4]
     assert "cot_1" in result.repairs[0].detail
     assert found(result.body, "fireworks") == []
+
+
+XAI_EMPTY = (
+    "The arguments to a tool_call with ID '{id}' are not a valid JSON string. "
+    'Parsing error: Error("EOF while parsing a value", line: 1, column: 0)'
+)
+
+
+def seeded_call(ident: str, arguments: str) -> dict[str, Any]:
+    function = {"name": "list_datasets", "arguments": arguments}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": ident, "type": "function", "function": function}],
+    }
+
+
+def test_xai_refuses_a_replayed_call_with_empty_arguments_in_its_own_body() -> None:
+    # spiceai/spiceai#4734: an agent's seeded call with no arguments, refused on every request.
+    body = chat(ou(), seeded_call("initial_list_datasets", ""), ot("initial_list_datasets"), ou("next"))
+    [violation] = validate(body, api=OC, provider="xai")
+    text = XAI_EMPTY.format(id="initial_list_datasets")
+    assert (violation.rule, violation.message, violation.message_index, violation.status) == (
+        "xai.arguments-not-json",
+        text,
+        1,
+        400,
+    )
+    assert violation.body == {"code": "Client specified an invalid argument", "error": text}
+    # UKGovernmentBEIS/inspect_ai PR#2267: a 403's code.
+    assert error_envelope(OC, "xai", "Content violates usage guidelines.", status=403)[1] == {
+        "code": "The caller does not have permission to execute the specified operation",
+        "error": "Content violates usage guidelines.",
+    }
+
+
+def test_xai_checks_no_pairing_and_takes_json_of_any_kind() -> None:
+    assert found(chat(ou(), ot("c9")), "xai") == []
+    assert found(chat(ou(), seeded_call("c1", "{}"), ot("c1"), ou("next")), "xai") == []
+
+
+def test_xai_repair_turns_arguments_it_cannot_parse_into_an_empty_object() -> None:
+    encoded = '"{\\"q\\": 1}"'  # valid JSON (a string), which xAI takes: left as it is
+    body = chat(
+        ou(),
+        seeded_call("c1", ""),
+        ot("c1"),
+        seeded_call("c2", '{"q": '),
+        ot("c2"),
+        seeded_call("c3", encoded),
+        ot("c3"),
+        ou(),
+    )
+    result = sanitize(body, api=OC, provider="xai")
+    assert [(r.code, r.tool_call_id) for r in result.repairs] == [("PV010", "c1"), ("PV010", "c2")]
+    arguments = [m["tool_calls"][0]["function"]["arguments"] for m in result.body["messages"] if m.get("tool_calls")]
+    assert arguments == ["{}", "{}", encoded]
+    assert found(result.body, "xai") == []
+    # Bound for OpenAI, which takes arguments as text, nothing changes.
+    assert sanitize(body, api=OC, provider="openai").repairs == []
+
+
+ZHIPU = "The messages parameter is illegal. Please check the documentation."
+
+
+@pytest.mark.parametrize(
+    ("body", "index"),
+    [
+        # MetaGLM/zhipuai-sdk-python-v4#14: a system prompt, then calls and results.
+        pytest.param(chat(osys(), oa(None, "c1"), ot("c1")), 1, id="calls-only"),
+        # HKUDS/nanobot PR#3086: a system message alone.
+        pytest.param(chat(osys()), 0, id="system-alone"),
+        pytest.param(chat(oa("I will start.")), 0, id="assistant-alone"),
+    ],
+)
+def test_zhipu_refuses_a_conversation_with_no_user_message_with_code_1214(body: dict[str, Any], index: int) -> None:
+    [violation] = validate(body, api=OC, provider="zhipu")
+    assert (violation.rule, violation.message, violation.message_index) == ("zhipu.1214-no-user-message", ZHIPU, index)
+    assert violation.body == {"error": {"code": "1214", "message": ZHIPU}}
+    repaired = sanitize(body, api=OC, provider="zhipu")
+    assert [r.code for r in repaired.repairs] in (["BR003"], ["AN007"])
+    assert found(repaired.body, "zhipu") == []
+
+
+def test_zhipu_asks_for_a_user_message_anywhere_and_checks_nothing_else() -> None:
+    trimmed = chat(osys(), oa("plan"), ou("go on"))
+    assert found(trimmed, "zhipu") == []
+    assert sanitize(trimmed, api=OC, provider="zhipu").repairs == []
+    # No pairing checks (Zhipu's texts unknown), and an empty list is not judged (its answer unknown).
+    assert found(chat(ou(), ot("c9")), "zhipu") == []
+    assert found(chat(), "zhipu") == []
+    # OpenAI takes a system message alone: the repair is Zhipu's.
+    assert sanitize(chat(osys()), api=OC, provider="openai").repairs == []
+
+
+NIM = "request: Value error, Empty content is not allowed for assistant messages"
+
+
+def test_nim_refuses_an_empty_string_beside_tool_calls_in_vllm_s_body() -> None:
+    # CherryHQ/cherry-studio#16155: a client that stores a tool-calling turn's text as "".
+    body = chat(ou(), oa("", "c1"), ot("c1"), ou("next"))
+    [violation] = validate(body, api=OC, provider="nim")
+    assert (violation.rule, violation.message, violation.message_index, violation.status) == (
+        "nim.empty-assistant-content",
+        NIM,
+        1,
+        400,
+    )
+    assert violation.body == {"error": {"message": NIM, "type": "BadRequestError", "param": None, "code": 400}}
+
+
+def test_nim_takes_null_beside_tool_calls_and_checks_no_pairing() -> None:
+    # ogx-ai/ogx#1751: "NVIDIA NIM allow content=null, but not content=\"\"".
+    assert found(chat(ou(), oa(None, "c1"), ot("c1"), ou("next")), "nim") == []
+    assert found(chat(ou(), ot("c9")), "nim") == []
+    # An empty answer with no calls: no public report shows NIM's answer, so it is not judged.
+    assert found(chat(ou(), oa(""), ou("next")), "nim") == []
+
+
+def test_nim_repair_makes_the_empty_text_null_and_leaves_openai_alone() -> None:
+    body = chat(ou(), oa("", "c1"), ot("c1"), oa("", "c2"), ot("c2"), ou("next"))
+    result = sanitize(body, api=OC, provider="nim")
+    assert [(r.code, r.message_index) for r in result.repairs] == [("GM005", 1), ("GM005", 3)]
+    assert [m["content"] for m in result.body["messages"] if m.get("tool_calls")] == [None, None]
+    assert found(result.body, "nim") == []
+    assert sanitize(body, api=OC, provider="openai").repairs == []
+
+
+LMSTUDIO = (
+    'Error rendering prompt with jinja template: "No user query found in messages.".\n\n'
+    "This is usually an issue with the model's prompt template. If you are using a popular model, you can try "
+    "to search the model under lmstudio-community, which will have fixed prompt templates. If you cannot find "
+    "one, you are welcome to post this issue to our discord or issue tracker on GitHub. Alternatively, if you "
+    "know how to write jinja templates, you can override the prompt template in My Models > model settings > "
+    "Prompt Template."
+)
+
+
+@pytest.mark.parametrize("model", ["qwen/qwen3.5-35b-a3b", "qwen3.5-9b", "Qwen3.6-27B", "qwen3_6-35b-a3b"])
+def test_lmstudio_s_qwen_templates_refuse_a_conversation_with_no_user_message(model: str) -> None:
+    body = {**chat(osys(), oa(None, "c1"), ot("c1")), "model": model}
+    [violation] = validate(body, api=OC, provider="lmstudio")
+    assert (violation.rule, violation.message, violation.message_index) == ("lmstudio.no-user-query", LMSTUDIO, 1)
+    assert violation.body == {"error": LMSTUDIO}
+    repaired = sanitize(body, api=OC, provider="lmstudio")
+    assert [r.code for r in repaired.repairs] == ["BR003"]
+    assert repaired.body["messages"][1]["role"] == "user"
+    assert validate(repaired.body, api=OC, provider="lmstudio") == []
+
+
+def test_lmstudio_judges_only_the_templates_it_knows_and_repairs_for_any_model() -> None:
+    no_user = chat(osys(), oa("I will start."))
+    # Qwen3's own template, and other models' templates, are not known to refuse it.
+    for model in ("qwen3-8b", "qwen2.5-coder-32b-instruct", "gemma-3-27b-it", "qwen3.50-x"):
+        assert validate({**no_user, "model": model}, api=OC, provider="lmstudio") == []
+    assert [r.code for r in sanitize({**no_user, "model": "gemma-3-27b-it"}, api=OC, provider="lmstudio").repairs] == [
+        "BR003"
+    ]
+    # A system prompt alone gets a user message from AN007; one anywhere is enough.
+    alone = {**chat(osys()), "model": "qwen3.5-9b"}
+    assert [r.code for r in sanitize(alone, api=OC, provider="lmstudio").repairs] == ["AN007"]
+    trimmed = {**chat(osys(), oa("plan"), ou("go on")), "model": "qwen3.5-9b"}
+    assert validate(trimmed, api=OC, provider="lmstudio") == []
+    assert sanitize(trimmed, api=OC, provider="lmstudio").repairs == []
