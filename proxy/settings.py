@@ -330,6 +330,12 @@ class PolicySettings(_Section):
         "thinking while thinking is disabled). continue: add a 'Continue.' user turn after it, keeping the signed "
         "blocks; drop: remove the thinking blocks at fault (their text stays in the repair record).",
     )
+    thinking_without_history: Literal["disable", "leave"] | None = Field(
+        default=None,
+        description="A request with Claude's thinking on whose last tool round's assistant turn holds no thinking "
+        "block (history written with thinking off or by another model), which Anthropic refuses. disable: turn "
+        "thinking off for that request only (the removed settings stay in the repair record); leave: forward it.",
+    )
     missing_thought_signature: Literal["dummy", "leave"] | None = Field(
         default=None,
         description="A replayed Gemini 3 function call without its thought signature. dummy: give it Google's "

@@ -14,6 +14,7 @@ OrphanToolResult = Literal["fold", "drop"]
 MissingThoughtSignature = Literal["dummy", "leave"]
 TrailingAssistant = Literal["keep", "drop", "auto"]
 TrailingThinking = Literal["continue", "drop"]
+ThinkingWithoutHistory = Literal["disable", "leave"]
 
 DEFAULT_SYNTHETIC_RESULT = (
     "Tool call `{name}` was interrupted before a result came back. "
@@ -77,6 +78,12 @@ class Policy:
         ``drop`` removes the thinking blocks at fault (every one when thinking is disabled, the
         trailing ones otherwise; their text is kept in the repair record), so the message stays
         a prefill.
+    thinking_without_history: what to do with a request that turns Claude's thinking on while the
+        assistant turn of its last tool round holds no thinking block (history written with
+        thinking off, by another model, or by a framework that keeps no thinking blocks), which
+        Anthropic refuses. ``disable`` (default) turns thinking off for that request only (the
+        transcript is left as it is; the removed settings are kept in the repair record);
+        ``leave`` forwards the request as it is.
     """
 
     orphan_tool_call: OrphanToolCall = "pair"
@@ -88,6 +95,7 @@ class Policy:
     missing_thought_signature: MissingThoughtSignature = "dummy"
     trailing_assistant: TrailingAssistant = "auto"
     trailing_thinking: TrailingThinking = "continue"
+    thinking_without_history: ThinkingWithoutHistory = "disable"
 
     def __post_init__(self) -> None:
         if self.orphan_tool_call not in ("pair", "drop"):
@@ -104,6 +112,10 @@ class Policy:
             raise PolicyError(f"trailing_assistant must be 'keep', 'drop' or 'auto', not {self.trailing_assistant!r}")
         if self.trailing_thinking not in ("continue", "drop"):
             raise PolicyError(f"trailing_thinking must be 'continue' or 'drop', not {self.trailing_thinking!r}")
+        if self.thinking_without_history not in ("disable", "leave"):
+            raise PolicyError(
+                f"thinking_without_history must be 'disable' or 'leave', not {self.thinking_without_history!r}"
+            )
         for name in ("synthetic_result_text", "stub_tool_description", "bridge_text"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():

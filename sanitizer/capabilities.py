@@ -2,9 +2,11 @@
 
 Some of a provider's rules hold for some of its models only. Claude Opus 4.8 and the Claude models
 after it take a ``role: "system"`` message inside ``messages``; the models before it refuse one
-("role 'system' is not supported on this model"). The repair rules read the answer from their
-context (``ctx.capabilities``) and the validator from :func:`model_capabilities`, so both judge a
-body by the same row.
+("role 'system' is not supported on this model"). The Claude 5 models think when a request says
+nothing of thinking, and some of them cannot be told not to, which decides how (and whether) a
+request's thinking can be turned off. The repair rules read the answer from their context
+(``ctx.capabilities``) and the validator from :func:`model_capabilities`, so both judge a body by
+the same row.
 
 Each provider has an ordered tuple of rows: a pattern for model names and the capabilities of
 the models it names. The first row whose pattern matches decides. Each provider's last row
@@ -48,6 +50,11 @@ class Capabilities:
     mid_conversation_system: bool = False
     """A ``role: "system"`` message inside ``messages``, where the provider's placement rules allow
     one (Anthropic: after a user turn, and before an assistant turn or last)."""
+    thinking_on_by_default: bool = False
+    """Thinks when the request says nothing of thinking (adaptive thinking on by default): leaving
+    ``thinking`` out does not turn it off, ``{"type": "disabled"}`` does."""
+    thinking_always_on: bool = False
+    """Always thinks: ``thinking: {"type": "disabled"}`` is refused, so no request turns it off."""
 
 
 NONE = Capabilities()
@@ -67,6 +74,17 @@ class Row:
 
 
 _MID_SYSTEM = Capabilities(mid_conversation_system=True)
+# Which models think unasked, and which cannot be told not to: LiteLLM 1.110's model map
+# (model_prices_and_context_window.json: ``thinking_on_by_default`` for Opus 5, Sonnet 5 and Haiku
+# 5.5; ``thinking_always_on`` for Opus 5.5, Sonnet 5.5, Fable 5 and 5.1, Mythos 5 and 5.1 and
+# Mythos Preview), and Anthropic's pages: "On Claude Sonnet 4.6 and earlier models and Claude Haiku
+# 4.5, such requests [without a thinking field] don't think" (Migrating to Claude Sonnet 5.5);
+# Fable 5 and Mythos 5 have adaptive thinking only and "thinking: {type: "disabled"} is not
+# supported", nor on Mythos Preview (Adaptive thinking); Sonnet 5.5 answers "disabled" with a 400
+# (What's new in Claude Sonnet 5.5). Opus 4.7 and 4.8 think only when asked.
+_THINKS = dataclasses.replace(_MID_SYSTEM, thinking_on_by_default=True)
+_ALWAYS_THINKS = dataclasses.replace(_THINKS, thinking_always_on=True)
+_THINKING_SOURCE = "LiteLLM 1.110's model map (thinking_on_by_default, thinking_always_on); platform.claude.com"
 
 # Claude Opus 4.8 was the first: "Claude Opus 4.8 accepts role: "system" messages immediately
 # after a user turn in the messages array (subject to placement rules) ... No beta header is
@@ -80,12 +98,20 @@ _MID_SYSTEM = Capabilities(mid_conversation_system=True)
 _CLAUDE: tuple[Row, ...] = (
     Row(r"claude-opus-4-8", _MID_SYSTEM, "What's new in Claude Opus 4.8 (platform.claude.com)"),
     Row(
-        r"claude-(?:opus|sonnet|haiku|fable|mythos)-5(?:-\d+)?",
-        _MID_SYSTEM,
-        "@langchain/anthropic 1.5.13 model profiles (Claude 5 models); a live measurement (openllm)",
+        r"claude-(?:fable|mythos)-5(?:-\d+)?|claude-(?:opus|sonnet)-5-5",
+        _ALWAYS_THINKS,
+        "@langchain/anthropic 1.5.13 model profiles (Claude 5 models); a live measurement (openllm); "
+        + _THINKING_SOURCE,
     ),
     Row(
-        r"claude-(?:opus|sonnet|haiku)-4(?:-[0-7])?|claude-mythos-preview|claude-[1-3](?:-\d)?"
+        r"claude-(?:opus|sonnet|haiku|fable|mythos)-5(?:-\d+)?",
+        _THINKS,
+        "@langchain/anthropic 1.5.13 model profiles (Claude 5 models); a live measurement (openllm); "
+        + _THINKING_SOURCE,
+    ),
+    Row(r"claude-mythos-preview", Capabilities(thinking_on_by_default=True, thinking_always_on=True), _THINKING_SOURCE),
+    Row(
+        r"claude-(?:opus|sonnet|haiku)-4(?:-[0-7])?|claude-[1-3](?:-\d)?"
         r"|claude-instant(?:-v?\d(?:[-:]\d+)?)?|claude-v\d(?::\d+)?",
         NONE,
         "gproxy-transform (models before Opus 4.8 refuse); anthropics/claude-code#61242 (Opus 4.7)",
@@ -94,7 +120,10 @@ _CLAUDE: tuple[Row, ...] = (
         r".*",
         _MID_SYSTEM,
         "unknown or future model: the newest documented behaviour, every Claude model since Opus 4.8 "
-        "(gproxy-transform likewise takes unknown and future models to accept them)",
+        "(gproxy-transform likewise takes unknown and future models to accept them); not taken to think "
+        "unasked, though: a name the table does not know is most often a gateway's alias, and leaving "
+        "`thinking` out is the one repair that can pass (thinking-without-history; a model that thinks "
+        "anyway refuses the request as it would have)",
     ),
 )
 
@@ -109,15 +138,29 @@ _NOT_THERE = (
     "on Amazon Bedrock's InvokeModel or Vertex AI)"
 )
 
+# Bedrock and Vertex serve the same models, which think there as they do on Anthropic's API.
+_THINKING_ROWS = (
+    Row(
+        r"claude-(?:fable|mythos)-5(?:-\d+)?|claude-(?:opus|sonnet)-5-5|claude-mythos-preview",
+        Capabilities(thinking_on_by_default=True, thinking_always_on=True),
+        _THINKING_SOURCE,
+    ),
+    Row(r"claude-(?:opus|sonnet|haiku)-5(?:-\d+)?", Capabilities(thinking_on_by_default=True), _THINKING_SOURCE),
+)
+
 # Cerebras and DashScope have no rows: Cerebras refuses ``reasoning_content`` on every model it
 # serves (QwenLM/qwen-code#11045: "for every model, not just thinking"; gpt-oss-120b, zai-glm-4.7,
 # qwen-3.8-27b in the reports), a rule of the provider, not of some of its models; no report shows a
 # DashScope model that takes or needs what another refuses.
+# xAI and Zhipu have none either: xAI parses every model's tool-call arguments (spiceai/spiceai#4734,
+# grok-2; nothing says another model differs), and Zhipu's 1214 for a conversation with no user
+# message is reported on GLM-4, 4.5 and 5.2 alike (MetaGLM/zhipuai-sdk-python-v4#14,
+# anomalyco/opencode#2557, continuedev/continue#13259).
 TABLE: Mapping[str, tuple[Row, ...]] = MappingProxyType(
     {
         "anthropic": _CLAUDE,
-        "bedrock": (Row(r".*", NONE, _NOT_THERE),),
-        "vertex": (Row(r".*", NONE, _NOT_THERE),),
+        "bedrock": (*_THINKING_ROWS, Row(r".*", NONE, _NOT_THERE)),
+        "vertex": (*_THINKING_ROWS, Row(r".*", NONE, _NOT_THERE)),
     }
 )
 """Each provider's rows, in order: the first whose pattern matches a model decides."""

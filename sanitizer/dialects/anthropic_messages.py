@@ -45,11 +45,13 @@ class AnthropicMessages(Dialect):
             if _trailing_whitespace(messages[last]) or _blank_system(body.get("system")):
                 return None
             thinking = body.get("thinking")
-            if _final_thinking(messages[last], type(thinking) is dict and thinking.get("type") == "enabled"):
+            # Manual extended thinking and adaptive thinking alike.
+            thinking_on = type(thinking) is dict and thinking.get("type") in ("enabled", "adaptive")
+            if _final_thinking(messages[last], thinking_on):
                 return None
             # With thinking on, the API merges consecutive assistant messages into a turn that must
             # start with thinking: such runs are left to the full pass.
-            if type(thinking) is dict and thinking.get("type") == "enabled" and _assistant_run(messages):
+            if thinking_on and _assistant_run(messages):
                 return None
             for index, message in enumerate(messages):
                 role = message["role"]

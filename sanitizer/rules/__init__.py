@@ -28,6 +28,9 @@ included.
 The OpenAI-compatible providers' own orders (DeepSeek's reasoner, vLLM's chat templates) are
 settled once the pairing rules have placed every result, reasoning_content is filled once those
 merges are done, and a final assistant message is answered last, when nothing can follow it.
+Only then, the transcript settled, is a last tool round whose assistant turn holds no thinking
+judged as the provider will see it, and thinking turned off for the request (it changes no
+message, so nothing after it needs to look again).
 
 The RS rules are OpenAI Responses' own (item ids, reasoning items, the server's store). Items the
 store cannot resolve and repeated or foreign item ids go first, with the other id fixes, and an
@@ -59,6 +62,7 @@ from .an018_blank_system_text import BlankSystemText
 from .an019_unsigned_thinking import UnsignedThinking
 from .an020_image_media_type import ImageMediaType
 from .an021_stranded_system_message import StrandedSystemMessage
+from .an022_thinking_without_history import ThinkingWithoutHistory
 from .br001_tool_results_with_text import ToolResultsWithText
 from .br002_consecutive_same_role import ConsecutiveSameRole
 from .br003_conversation_starts_with_assistant import ConversationStartsWithAssistant
@@ -188,6 +192,7 @@ RULES: tuple[Rule, ...] = (
     ContentPartsNotString(),
     UnsupportedMessageKey(),
     FinalAssistantMessage(),
+    ThinkingWithoutHistory(),
     StrandedSystemMessage(),
     EmptyTranscript(),
 )

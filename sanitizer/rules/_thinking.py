@@ -1,8 +1,21 @@
-"""Where thinking blocks go when a repair merges or reorders an assistant turn."""
+"""Thinking: whether a request turns it on, and where thinking blocks go when a repair merges or
+reorders an assistant turn."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .._ir import THINKING, Part
+
+THINKING_ON = ("enabled", "adaptive")
+"""The ``thinking.type`` values that turn Claude's thinking on: manual extended thinking, and
+adaptive thinking (whose round-trip rules are "identical", platform.claude.com, Thinking in tool
+and multi-turn workflows)."""
+
+
+def thinking_on(thinking: Any) -> bool:
+    """Whether a request's ``thinking`` value turns thinking on."""
+    return isinstance(thinking, dict) and thinking.get("type") in THINKING_ON
 
 
 def thinking_first(parts: list[Part]) -> list[Part] | None:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .._ir import RESULT, THINKING, Transcript
 from ._base import Context, Rule
-from ._thinking import thinking_first
+from ._thinking import thinking_first, thinking_on
 
 
 class ThinkingNotFirst(Rule):
@@ -37,7 +37,8 @@ class ThinkingNotFirst(Rule):
         Moves the first run of thinking blocks to the front of its turn; thinking blocks are
         never edited, split or dropped, and every other block keeps its order. The merge
         joins only messages the API merges anyway. A turn with no thinking block at all is
-        left alone: thinking that was lost cannot be made up.
+        left alone: thinking that was lost cannot be made up (thinking-without-history turns
+        thinking off for such a request instead).
     """
 
     code = "AN011"
@@ -55,7 +56,7 @@ class ThinkingNotFirst(Rule):
                 entry.parts = reordered
                 entry.dirty = True
                 ctx.report(self, "moved", entry, None, "moved the message's thinking blocks to its front")
-        if _thinking_enabled(transcript.body.get("thinking")):
+        if thinking_on(transcript.body.get("thinking")):
             self._merge_last_round(transcript, ctx)
 
     def _merge_last_round(self, transcript: Transcript, ctx: Context) -> None:
@@ -87,7 +88,3 @@ class ThinkingNotFirst(Rule):
         head.parts = thinking_first(merged) or merged
         head.dirty = True
         transcript.entries = [*entries[:start], head, *entries[end:]]
-
-
-def _thinking_enabled(thinking: Any) -> bool:
-    return isinstance(thinking, dict) and thinking.get("type") == "enabled"

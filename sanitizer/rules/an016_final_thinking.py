@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .._ir import CALL, SERVER_CALL, THINKING, Entry, Part, Transcript
 from ._base import Context, Rule
+from ._thinking import thinking_on
 from .an009_unsupported_prefill import CONTINUE_TEXT
 
 
@@ -45,7 +46,7 @@ class FinalThinking(Rule):
     fixes: ClassVar[tuple[str, ...]] = ("anthropic.thinking-final",)
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
-        enabled = thinking_enabled(transcript.body.get("thinking"))
+        enabled = thinking_on(transcript.body.get("thinking"))
         entries = transcript.entries
         if not entries or _at_fault(entries[-1], enabled) is None:
             return
@@ -77,10 +78,6 @@ class FinalThinking(Rule):
                     f"drop); it said: {_thought(part)}",
                 )
             transcript.remove_parts([(last, doomed)])
-
-
-def thinking_enabled(thinking: Any) -> bool:
-    return isinstance(thinking, dict) and thinking.get("type") == "enabled"
 
 
 def _at_fault(entry: Entry, enabled: bool) -> list[Part] | None:

@@ -34,8 +34,8 @@ class UnsignedThinking(Rule):
         the thinking of an earlier turn anyway (the API leaves it out of the context), so for
         those nothing it sees changes. A message left empty is removed. With thinking enabled,
         the assistant turn of the last tool round must start with a signed thinking block: if
-        the unsigned one was all it had, the request stays refused for that (A13), which no
-        repair can clear either. Signed thinking and ``redacted_thinking`` are never touched.
+        the unsigned one was all it had, thinking-without-history turns thinking off for the
+        request (A13). Signed thinking and ``redacted_thinking`` are never touched.
     """
 
     code = "AN019"

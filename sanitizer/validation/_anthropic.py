@@ -240,7 +240,9 @@ def validate_anthropic(
     if parsed[last][0] == "assistant" and isinstance(model, str) and model.startswith(_NO_PREFILL):
         out.add("A17", A17, last)
     thinking = b.get("thinking")
-    enabled = isinstance(thinking, dict) and thinking.get("type") == "enabled"
+    # Adaptive thinking's round-trip rules are manual thinking's ("The round-trip rules are
+    # identical", platform.claude.com, Thinking in tool and multi-turn workflows).
+    enabled = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
     _thinking_placement(parsed, enabled, out)
     if provider == "deepseek-anthropic-compat":
         if deepseek_thinks(b):

@@ -5,7 +5,14 @@ message in body order B6 (empty content; empty error ``toolResult``) and B5 (bla
 B9 (``toolUseId`` pattern and length), B4 (tool blocks without ``toolConfig``), B3 (tool results
 mixed with conversation blocks; for the models in TOOL_USE_ALONE_MODELS, tool uses too), then
 pairing in body order: B1 (calls of an assistant turn not answered in the next user turn; the
-index printed is the user turn's) and B2 (more results than calls in the previous turn).
+index printed is the user turn's) and B2 (more results than calls in the previous turn); last,
+Claude's own A13, which Bedrock passes on ("The model returned the following errors:
+messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. ...",
+anomalyco/opencode#8010 through ConverseStream, langchain-ai/langchain-aws#844): with Claude's
+thinking on in ``additionalModelRequestFields.thinking`` (AWS's examples put it there), the
+assistant message of the last tool round holds no ``reasoningContent``. It is checked for a model
+that may be Claude (one that names none, or an inference profile that names no model): Bedrock's
+DeepSeek takes the field and ignores it (calebevans/mulder#193).
 
 B8's text is from the AWS error catalogue [infer]. B9's text is [infer]: the catalogue gives the
 constraint, not the message, so the standard AWS validation wording is used
@@ -23,6 +30,7 @@ import re
 from fnmatch import translate
 from typing import Any
 
+from ._anthropic import A13
 from ._envelope import violation
 from ._shape import as_dict, as_list, as_str, body_dict, required_list
 from ._violation import Violation
@@ -64,6 +72,24 @@ _ID = re.compile(r"[a-zA-Z0-9_-]+")
 # refusing it, add its pattern here.
 TOOL_USE_ALONE_MODELS: tuple[str, ...] = ("*meta.llama*",)
 _TOOL_USE_ALONE = re.compile("|".join(translate(pattern) for pattern in TOOL_USE_ALONE_MODELS))
+
+
+# How Claude names a Converse block's kind in its refusal.
+_KINDS = {"toolUse": "tool_use", "toolResult": "tool_result", "text": "text", "image": "image", "document": "document"}
+
+
+def claude_thinking_on(thinking: object) -> bool:
+    """Whether Claude's ``thinking`` setting turns thinking on (manual or adaptive)."""
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+def might_be_claude(model: str | None) -> bool:
+    """Whether a Bedrock model id may name Claude: it names no other model (none at all, or an
+    application inference profile's ARN, which names no model)."""
+    if model is None:
+        return True
+    name = model.lower()
+    return "claude" in name or "application-inference-profile" in name
 
 
 def captured_model(body: dict[str, Any]) -> str | None:
@@ -142,7 +168,23 @@ def validate_bedrock(body: object, provider: str = "bedrock", model: str | None 
                 add("B1", B1.format(n=i, ids=", ".join(missing)), i)
         calls = [x["toolUse"]["toolUseId"] for x in blocks if "toolUse" in x] if role == "assistant" else []
         previous = list(dict.fromkeys(calls))
+    fields = b.get("additionalModelRequestFields")
+    if isinstance(fields, dict) and claude_thinking_on(fields.get("thinking")) and might_be_claude(model):
+        _unthought_round(messages, provider, out)
     return out
+
+
+def _unthought_round(messages: list[tuple[str, list[dict[str, Any]]]], provider: str, out: list[Violation]) -> None:
+    # Converse alternates roles (B7 otherwise): the round is the assistant message before the last.
+    if len(messages) < 2 or messages[-2][0] != "assistant" or messages[-1][0] != "user":
+        return
+    if not any("toolResult" in x for x in messages[-1][1]):
+        return
+    n, blocks = len(messages) - 2, messages[-2][1]
+    if any("reasoningContent" in x for x in blocks):
+        return
+    first = next(iter(blocks[0]), "text") if blocks else "text"
+    out.append(violation(provider, "anthropic.A13", A13.format(n=n, found=_KINDS.get(first, first)), n))
 
 
 def _id_problem(ident: str) -> str:

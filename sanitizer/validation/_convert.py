@@ -15,6 +15,13 @@ becomes a user message holding one ``tool_result`` (consecutive ones merge, A9);
 ``content`` becomes a text block (dropped when empty next to ``tool_calls``) and each tool call
 a ``tool_use`` whose ``input`` is the parsed ``arguments``.
 
+Claude's thinking, asked for by a Chat body's ``thinking`` or its ``reasoning_effort`` (any but
+"none": LiteLLM turns it into ``thinking``), is asked for by the converted body too, Anthropic's or
+Converse's (in ``additionalModelRequestFields``), and an assistant message's ``thinking_blocks``
+(LiteLLM's field for Claude's signed blocks) open its converted content, or its Converse turn as
+``reasoningContent``: so A13 is checked on the way there (anomalyco/opencode#3077: a Chat body with
+``thinking`` through LiteLLM, refused by Bedrock and Vertex alike).
+
 Gemini: ``system``/``developer`` messages become ``systemInstruction``; ``assistant`` becomes a
 ``model`` content with text and ``functionCall`` parts; a run of ``tool`` messages becomes one
 user content of ``functionResponse`` parts, each named by its message's ``name``, which the endpoint
@@ -63,7 +70,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._anthropic import parse_messages, validate_anthropic
-from ._bedrock import validate_bedrock
+from ._bedrock import claude_thinking_on, validate_bedrock
 from ._envelope import violation
 from ._gemini import check_contents
 from ._openai_chat import parse, validate_openai_chat
@@ -86,18 +93,20 @@ CHAT_VIA_LITELLM = ("openai", "mistral")
 
 def validate_via_anthropic(body: object) -> list[Violation]:
     b, messages = parse(body)
+    thinking = chat_thinking(b)
     converted: list[dict[str, Any]] = []
     index_map: list[int] = []
     for i, msg in enumerate(messages):
         if msg.role in _SYSTEM:
             continue
         content = msg.raw.get("content")
+        replayed = _replayed_thinking(msg.raw) if thinking is not None and msg.role == "assistant" else []
         if msg.role == "tool":
             # A tool message without an id gives a tool_result with an empty one (A12).
             result = {"type": "tool_result", "tool_use_id": msg.tool_call_id or "", "content": _text_of(content)}
             converted.append({"role": "user", "content": [result]})
         elif msg.role == "assistant" and msg.calls:
-            blocks: list[dict[str, Any]] = []
+            blocks: list[dict[str, Any]] = list(replayed)
             text = _text_of(content)
             if text:
                 blocks.append({"type": "text", "text": text})
@@ -107,10 +116,16 @@ def validate_via_anthropic(body: object) -> list[Violation]:
             converted.append({"role": "assistant", "content": blocks})
         else:
             role = "assistant" if msg.role == "assistant" else "user"
-            converted.append({"role": role, "content": _anthropic_content(content)})
+            kept = _anthropic_content(content)
+            if replayed:
+                rest = [{"type": "text", "text": kept}] if isinstance(kept, str) and kept else kept or []
+                kept = [*replayed, *rest]
+            converted.append({"role": role, "content": kept})
         index_map.append(i)
     tools = b.get("tools")
     anthropic_body: dict[str, Any] = {"messages": converted, "model": b.get("model")}
+    if thinking is not None:
+        anthropic_body["thinking"] = thinking
     if isinstance(tools, list):
         anthropic_body["tools"] = [
             {"name": t["function"].get("name") if isinstance(t.get("function"), dict) else None}
@@ -388,10 +403,49 @@ def validate_via_converse(body: object, model: str | None = None) -> list[Violat
     if b.get("tools"):
         converse["toolConfig"] = {"tools": b["tools"]}
     named = b.get("model")
-    found = validate_bedrock(
-        converse, "bedrock", model if model is not None else named if isinstance(named, str) else None
-    )
+    model = model if model is not None else named if isinstance(named, str) else None
+    thinking = chat_thinking(b)
+    if thinking is not None:
+        # LiteLLM sends Claude's thinking in additionalModelRequestFields, and a message's
+        # thinking_blocks as the reasoningContent its turn starts with.
+        converse["additionalModelRequestFields"] = {"thinking": thinking}
+        ends = [*index_map[1:], len(messages)]
+        for turn, start, end in zip(turns, index_map, ends, strict=True):
+            if turn["role"] == "assistant":
+                replayed = [block for m in messages[start:end] for block in _replayed_thinking(m.raw)]
+                turn["content"][:0] = [{"reasoningContent": {"reasoningText": block}} for block in replayed]
+    found = validate_bedrock(converse, "bedrock", model)
     return [v if v.message_index is None else replace(v, message_index=index_map[v.message_index]) for v in found]
+
+
+def chat_thinking(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The thinking a gateway (LiteLLM) asks Claude for on a Chat body's behalf: its ``thinking``
+    when that turns thinking on, else an ``enabled`` one for its ``reasoning_effort`` (all but
+    "none", which turns it off); None when it asks for none."""
+    thinking = body.get("thinking")
+    if claude_thinking_on(thinking):
+        assert isinstance(thinking, dict)
+        return thinking
+    effort = body.get("reasoning_effort")
+    return {"type": "enabled"} if isinstance(effort, str) and effort != "none" else None
+
+
+def _replayed_thinking(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The signed blocks a Chat assistant message carries for Claude: LiteLLM's ``thinking_blocks``,
+    or OpenRouter's ``reasoning_details``, from which it rebuilds them."""
+    blocks = message.get("thinking_blocks")
+    if isinstance(blocks, list):
+        return [b for b in blocks if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")]
+    details = message.get("reasoning_details")
+    if not isinstance(details, list):
+        return []
+    return [
+        {"type": "redacted_thinking", "data": d.get("data")}
+        if d.get("type") == "reasoning.encrypted"
+        else {"type": "thinking", "thinking": d.get("text"), "signature": d.get("signature")}
+        for d in details
+        if isinstance(d, dict)
+    ]
 
 
 def converse_view(body: object) -> tuple[list[dict[str, Any]], list[int]]:

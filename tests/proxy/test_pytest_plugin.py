@@ -31,11 +31,12 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
         json.dumps({"level": "error", "request": json.dumps(OPENAI_SEED["before"])}), encoding="utf-8"
     )
     # Thinking on, and the last tool round's assistant turn lost its thinking block: only the signed
-    # original would do, so no repair exists (anthropic.A13 is in the registry's UNREPAIRABLE).
+    # original would do, and a model that always thinks cannot have thinking turned off for the
+    # request instead, so no repair exists (anthropic.A13 is in the registry's UNREPAIRABLE).
     unknown = {
-        "model": "claude-sonnet-4-5",
+        "model": "claude-fable-5",
         "max_tokens": 2048,
-        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "thinking": {"type": "adaptive"},
         "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
         "messages": [
             {"role": "user", "content": "a"},
@@ -159,9 +160,9 @@ def test_the_plugin_and_suture_check_agree_for_every_provider_name(tmp_path: Pat
     from sanitizer.providers import ACCEPTED
 
     thinking_lost = {
-        "model": "claude-sonnet-4-5",
+        "model": "claude-fable-5",
         "max_tokens": 2048,
-        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "thinking": {"type": "adaptive"},
         "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
         "messages": [
             {"role": "user", "content": "a"},
@@ -188,7 +189,7 @@ def test_the_plugin_and_suture_check_agree_for_every_provider_name(tmp_path: Pat
                 ],
             },
         ),
-        # The last tool round's thinking was lost: unrepairable (A13), so still invalid for every provider.
+        # The last tool round's thinking was lost, on a model that always thinks: unrepairable (A13).
         ("anthropic-messages", thinking_lost),
     ]
     verdicts = []

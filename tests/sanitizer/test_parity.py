@@ -92,6 +92,24 @@ HAND: tuple[Trigger, ...] = (
         },
     ),
     Trigger("gemini-no-contents", "gemini", "gemini", None, {"contents": []}),
+    # Thinking lost from the last tool round, on a model that always thinks: the unrepairable form of
+    # A13 (thinking-without-history turns thinking off where the model lets it).
+    Trigger(
+        "thinking-lost-on-a-model-that-always-thinks",
+        "anthropic-messages",
+        "anthropic",
+        None,
+        {
+            "model": "claude-fable-5",
+            "thinking": {"type": "adaptive"},
+            "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
+            "messages": [
+                _U,
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "x"}]},
+            ],
+        },
+    ),
 )
 
 
