@@ -37,24 +37,35 @@ from .rj008_drop_stored_duplicate import DropStoredDuplicate
 from .rj009_reset_named_arguments import ResetNamedArguments
 from .rj010_move_named_tool_image import MoveNamedToolImage
 from .rj011_portable_profile import PortableProfile
+from .rj012_remove_named_field import RemoveNamedField
+from .rj013_flatten_named_content import FlattenNamedContent
+from .rj014_rename_duplicate_documents import RenameDuplicateDocuments
+from .rj015_rekey_empty_tool_ids import RekeyEmptyToolIds
 
 __all__ = [
     "PORTABLE_PROFILE",
-    "Lesson",
     "REJECTION_STATUSES",
     "STRATEGIES",
+    "Lesson",
     "RejectionRepair",
     "Strategy",
     "apply_lessons",
     "known_lesson_problem",
-    "strategy_named",
     "refusal_message",
     "repair_rejection",
+    "strategy_named",
 ]
 
 STRATEGIES: tuple[Strategy, ...] = (
     # Before answer-named-call: a call named for its arguments is not named as unanswered.
     ResetNamedArguments(),
+    # Each names what it does in words of its own; before the strategies that act on whatever
+    # block or message a refusal names (drop-named-scaffolding would drop a thinking block whose
+    # cache_control was refused, merge-named-message merge a message whose key was).
+    RemoveNamedField(),
+    FlattenNamedContent(),
+    RekeyEmptyToolIds(),
+    RenameDuplicateDocuments(),
     AnswerNamedCall(),
     AnswerStoredCall(),
     DropStoredDuplicate(),

@@ -4,7 +4,8 @@ A refusal is read three ways, in order: against the violation registry's own tem
 code, with the indexes and ids it prints); for a location in the transcript's own field
 (``messages.3.content.1``, ``messages[5]``, ``contents[2].parts[0]``, ``input[4]``); and for any
 tool-call or item id of the body quoted in it. A few texts name a defect but no place (a tool
-call's arguments that are not JSON): the strategy for that defect finds where. What is clearly
+call's arguments that are not JSON, documents with one name) or name a key the provider does not
+accept by a path of their own (``_fields``): the strategy for that defect finds where. What is clearly
 not about the transcript (the context window, the model, credentials, quotas, content policy, a
 parameter outside the transcript) is never read as a location.
 """
@@ -17,6 +18,7 @@ from functools import cache
 from typing import Any
 
 from ..validation._registry import REGISTRY
+from ._fields import fields_in, refused_fields
 
 # Statuses providers answer a malformed transcript with; 404 only for a named Responses item
 # ("Item with id 'rs_...' not found"), checked below.
@@ -95,9 +97,13 @@ DECODER_ERROR = re.compile(
     r"line \d+ column \d+ \(char \d+\)"
 )
 INVALID_ARGUMENTS = re.compile(r"\b(?:invalid|not valid|must be valid) JSON\b[^\n]*\barguments\b", re.IGNORECASE)
+# Bedrock Converse, on two document blocks anywhere in messages with one name (maximhq/bifrost#7003,
+# ag-ui-protocol/ag-ui#2425): "Messages can't contain duplicate document names. Rename the document
+# and retry your request."
+DUPLICATE_DOCUMENT_NAMES = re.compile(r"\bduplicate document names\b", re.IGNORECASE)
 # Refusals that name a defect of the transcript but no place in it: the strategy for that defect
 # finds the parts that have it, and changes only those.
-_UNPLACED = (DECODER_ERROR, INVALID_ARGUMENTS)
+_UNPLACED = (DECODER_ERROR, INVALID_ARGUMENTS, DUPLICATE_DOCUMENT_NAMES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,14 +142,21 @@ def read(body: dict[str, Any], api: str, status: int, message: str) -> Reading:
     transcript = body.get(key)
     items: list[Any] = transcript if isinstance(transcript, list) else []
     message_index, block_index, block_is_call = _location(message, key)
-    if message_index is None and not codes and _OTHER_FIELD.search(message):
+    # A key the provider does not accept (remove-named-field's case), which the refusal may name by
+    # a path _location does not read (a pydantic loc tuple) or by the key alone: about the
+    # transcript when the transcript holds it where it says; else a parameter of the request's own
+    # ('stream_options', 'max_completion_tokens').
+    refused = [] if codes else list(fields_in(message, body, key))
+    if not refused and message_index is None and not codes and refused_fields(message):
+        return Reading(False, "the refusal names a parameter outside the transcript")
+    if message_index is None and not codes and not refused and _OTHER_FIELD.search(message):
         return Reading(False, "the refusal names a parameter outside the transcript")
     if message_index is not None and message_index >= len(items):
         return Reading(False, f"the refusal names {key}[{message_index}], which the body does not have")
     ids = tuple(i for i in _ids_in(items) if len(i) >= _MIN_ID and _quoted(i, message))
     if status == 404 and not (codes or ids):
         return Reading(False, "a 404 that names no item of the body")
-    if not (codes or ids or message_index is not None or any(p.search(message) for p in _UNPLACED)):
+    if not (codes or ids or message_index is not None or refused or any(p.search(message) for p in _UNPLACED)):
         vague = status != 404 and _ABOUT_SHAPE.search(message) is not None
         return Reading(False, "the refusal names no location, id or known violation", vague=vague)
     return Reading(True, "", codes, message_index, block_index, block_is_call, ids, message)

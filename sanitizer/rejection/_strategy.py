@@ -48,7 +48,7 @@ class Lesson:
         return cls(data["fix"], lists["codes"], lists["keys"])
 
     def label(self) -> str:
-        """One line for a person: ``RJ011``, ``rules PV009``, ``RJ013 keys cot_id, cot_summary``."""
+        """One line for a person: ``RJ011``, ``rules PV009``, ``RJ012 keys cot_id, cot_summary``."""
         parts = [self.fix, *([", ".join(self.codes)] if self.codes else [])]
         if self.keys:
             parts.append("keys " + ", ".join(self.keys))

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from .._ir import CALL, Entry, Part, Transcript
 from ..rules._base import Context
 from ._reading import DECODER_ERROR, INVALID_ARGUMENTS
-from ._strategy import Strategy
+from ._strategy import Lesson, Strategy
 from ._target import Named
 
 _APIS = frozenset({"openai-chat", "openai-responses"})
@@ -39,10 +39,16 @@ class ResetNamedArguments(Strategy):
         its place, with its id, or giving exactly the error it quotes (for a refusal that names
         no call, every call whose arguments do not parse). The original arguments are kept,
         verbatim, in the repair record; the call's id, name and result are untouched.
+
+        Learnt for an upstream (applied before any refusal of later requests to it), it resets
+        every call whose arguments are empty, ``null`` or not JSON, wherever it is: the upstream
+        parses them all.
     """
 
     code = "RJ009"
     name = "reset-named-arguments"
+    apis = _APIS
+    learnable: ClassVar[bool] = True
 
     def repair(self, transcript: Transcript, ctx: Context, target: Named) -> None:
         if ctx.api not in _APIS:
@@ -67,6 +73,13 @@ class ResetNamedArguments(Strategy):
                 done.add(id(part))
                 self._reset(entry, part, ctx)
 
+    def everywhere(self, transcript: Transcript, ctx: Context, lesson: Lesson) -> None:
+        if ctx.api not in _APIS:
+            return
+        for entry, part in list(transcript.parts()):
+            if part.kind == CALL and _unusable(part):
+                self._reset(entry, part, ctx)
+
     def _reset(self, entry: Entry, part: Part, ctx: Context) -> None:
         raw = part.raw
         if ctx.api == "openai-chat":
@@ -87,6 +100,19 @@ def _arguments(raw: Any) -> Any:
     if isinstance(function, dict):
         return function.get("arguments")
     return raw.get("arguments") if raw.get("type") == "function_call" else None
+
+
+def _unusable(part: Part) -> bool:
+    """Arguments no server can read as a JSON object: empty, null (as JSON or as text), not JSON."""
+    raw = part.raw
+    function = raw.get("function")
+    holder = function if isinstance(function, dict) else raw if raw.get("type") == "function_call" else None
+    if holder is None or "arguments" not in holder:
+        return False  # a call sent without arguments is function-call-without-arguments' (OA004)
+    arguments = holder["arguments"]
+    if arguments is None:
+        return True
+    return isinstance(arguments, str) and (arguments.strip() == "null" or _error(part) is not None)
 
 
 def _error(part: Part) -> str | None:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .._ir import OTHER, RESULT, TEXT, Entry, Part, Transcript
 from ..rules._base import Context
-from ._strategy import Strategy
+from ._strategy import Lesson, Strategy
 from ._target import Named
 
 
@@ -33,15 +33,33 @@ class MoveNamedToolImage(Strategy):
         answered first. The tool message keeps its text parts; left with none, it says where
         its images went. Only the named tool message is changed, and only for a refusal about
         images.
+
+        Learnt for an upstream (applied before any refusal of later requests to it), it moves
+        the images of every tool message, each turn's in the order of its results.
     """
 
     code = "RJ010"
     name = "move-named-tool-image"
+    apis = frozenset({"openai-chat"})
+    learnable: ClassVar[bool] = True
 
     def repair(self, transcript: Transcript, ctx: Context, target: Named) -> None:
         entry = target.entry
         if ctx.api != "openai-chat" or entry is None or entry.role != "tool" or "image" not in target.message.lower():
             return
+        self._move(transcript, entry, ctx, set())
+
+    def everywhere(self, transcript: Transcript, ctx: Context, lesson: Lesson) -> None:
+        if ctx.api != "openai-chat":
+            return
+        placed: set[int] = set()
+        for entry in list(transcript.entries):
+            if entry.role == "tool" and entry.parts:
+                self._move(transcript, entry, ctx, placed)
+
+    def _move(self, transcript: Transcript, entry: Entry, ctx: Context, placed: set[int]) -> None:
+        """Move the tool message's images to a user message after its turn's results (and after
+        the user messages ``placed`` there for earlier results of the turn, kept in order)."""
         result = entry.parts[0]
         content = result.raw.get("content") if isinstance(result.raw, dict) else None
         if not isinstance(content, list):
@@ -63,9 +81,10 @@ class MoveNamedToolImage(Strategy):
         at = next(i for i, e in enumerate(entries) if e is entry) + 1
         # After the turn's last tool message: a user message between two of them would leave the
         # later calls unanswered where the provider looks for their results.
-        while at < len(entries) and entries[at].role == "tool":
+        while at < len(entries) and (entries[at].role == "tool" or id(entries[at]) in placed):
             at += 1
         entries.insert(at, user)
+        placed.add(id(user))
         detail = f"moved {_count(images)} from the tool message to a user message after the turn's results"
         ctx.report(self, "moved", entry, result.call_id, detail)
 

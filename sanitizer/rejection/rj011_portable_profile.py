@@ -2,13 +2,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from .._ir import CALL, RESULT, TEXT, Entry, Part, Transcript
 from ..rules._base import Context, _compact
 from ..rules._ids import digest, rewrite_ids
 from ..validation._openai_chat import deepseek_thinks, moonshot_thinks
-from ._strategy import Strategy
+from ._strategy import Lesson, Strategy
 from ._target import Named
 
 # The id pattern every OpenAI-compatible provider takes: OpenAI's 40 characters, Anthropic's and
@@ -66,11 +66,15 @@ class PortableProfile(Strategy):
         one-to-one, and restored in the answer. Arguments that do not parse are left as they
         are (reset-named-arguments resets those a refusal names). Each removed key and its
         value are kept in the repair record. OpenAI Chat only: other formats are left alone.
+
+        Learnt for an upstream (applied before any refusal of later requests to it), it rewrites
+        every body the same way before it is sent.
     """
 
     code = "RJ011"
     name = "portable-profile"
     apis = frozenset({"openai-chat"})
+    learnable: ClassVar[bool] = True
 
     def repair(self, transcript: Transcript, ctx: Context, target: Named) -> None:
         if ctx.api not in self.apis:
@@ -82,6 +86,10 @@ class PortableProfile(Strategy):
             else:
                 self._message(entry, ctx, keep)
         rewrite_ids(transcript, ctx, self, PORTABLE_ID, _portable_id)
+
+    def everywhere(self, transcript: Transcript, ctx: Context, lesson: Lesson) -> None:
+        # The profile is the whole body's already: what it does with no refusal to read.
+        self.repair(transcript, ctx, Named(None, None, [], ""))
 
     def _message(self, entry: Entry, ctx: Context, keep: frozenset[str]) -> None:
         removed = _extra_keys(entry.role, entry.source, keep)

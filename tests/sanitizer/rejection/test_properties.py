@@ -82,6 +82,17 @@ def refusals(draw: st.DrawFn, key: str, size: int, ids: list[str]) -> str:
         "Bad Request",
         f"Invalid '{key}[{i}]'. Image URLs are only allowed for messages with role 'user', but this message with "
         "role 'tool' contains an image URL.",
+        # Keys a provider does not accept, the conversation's own among them: those stay.
+        f"Extra inputs are not permitted, field: '{key}[{i}].content'",
+        f"{key}.{i}.content.{j}.text: Extra inputs are not permitted",
+        "*.text: Extra inputs are not permitted",
+        f"Unknown parameter: '{key}[{i}].content[{j}].output'.",
+        f"Invalid JSON payload received. Unknown name \"text\" at '{key}[{i}].parts[{j}]': Cannot find field.",
+        f'{{"type":"extra_forbidden","loc":["body","{key}",{i},"tool_call_id"],"msg":"Extra inputs are not permitted"}}',
+        "unknown field `toolUseId`, expected `name`",
+        f"{key}[{i}]: invalid type: sequence, expected a string",
+        f"Invalid '{key}[{i}].tool_calls[{j}].id': empty string.",
+        "Messages can't contain duplicate document names. Rename the document and retry your request.",
         draw(st.text(max_size=40)),
     ]
     template = draw(st.sampled_from(TEMPLATES))
