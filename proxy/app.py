@@ -19,6 +19,7 @@ from .browsers import BrowserGuard, Refusal
 from .capture import Capturer, CaptureStore
 from .http1 import Proxy
 from .labels import ModelLabels
+from .learnt import LearntProfiles, ProfilesFileError
 from .metrics import Metrics
 from .redaction import secrets_of
 from .routes import table
@@ -27,7 +28,6 @@ from .routes.endpoints import fixed_paths, routes
 from .routes.errors import error_response, exception_handlers, internal_error, provider_of
 from .routes.exchange import Exchange, request_id_of
 from .routes.model_routes import build_router
-from .learnt import LearntProfiles, ProfilesFileError
 from .settings import BedrockSettings, ConfigError, Settings
 from .upstreams import via_litellm
 from .upstreams.native import Signer, Upstream, upstream_ssl_context

@@ -190,9 +190,8 @@ def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def _emulate(args: argparse.Namespace) -> int:
     from .emulator import main_emulate
-    from .emulator.extra_rules import load_extra_rules
-
     from .emulator.enforced import check_codes
+    from .emulator.extra_rules import load_extra_rules
 
     try:
         extra = load_extra_rules(args.extra_rules) if args.extra_rules is not None else ()
@@ -216,17 +215,35 @@ def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="print instead every error the validator reports: its providers, message, source, and the "
         "rules that repair it (or why none can)",
     )
+    parser.add_argument(
+        "--providers",
+        action="store_true",
+        help="print instead every provider a body can be bound for, and the rules bound for it",
+    )
     parser.set_defaults(handler=_rules)
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from sanitizer.rules import reference, violations_reference
+    from sanitizer.rules import providers_reference, reference, violations_reference
 
-    sys.stdout.write(violations_reference() if args.violations else reference())
+    if args.providers:
+        sys.stdout.write(providers_reference())
+    else:
+        sys.stdout.write(violations_reference() if args.violations else reference())
     return 0
 
 
-COMMANDS = (_add_serve, _add_emulate, _add_rules, check.add, fix.add, replay.add, captures.add, profiles.add, config.add)
+COMMANDS = (
+    _add_serve,
+    _add_emulate,
+    _add_rules,
+    check.add,
+    fix.add,
+    replay.add,
+    captures.add,
+    profiles.add,
+    config.add,
+)
 
 
 def version() -> str:

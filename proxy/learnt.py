@@ -4,7 +4,7 @@ A refusal the rejection repair fixed (by the rules of a known violation, a strat
 portable profile) is remembered here, so the next request to that upstream and model gets the fix
 before its first attempt and the agent pays the refused round trip once. The sanitizer says what
 a fix is and how to apply it (``sanitizer.rejection.Lesson``, ``apply_lessons``); this module keeps
-them: in memory, in a JSON file when there is one (``learning.file``, else ``learnt-profiles.json``
+them: in memory, in a JSON file when there is one (``learning.file``, else ``learnt/profiles.json``
 in the capture directory), shared by the workers of one host and by ``suture profiles``.
 
 The file is the truth: a process reloads it when it changed (at most once a second), so
@@ -35,7 +35,9 @@ from sanitizer.rejection import Lesson
 
 from .logs import log, repair_log
 
-FILE_NAME = "learnt-profiles.json"
+IN_CAPTURE_DIR = Path("learnt", "profiles.json")
+"""Where the file is by default, under the capture directory: a directory of its own, so that
+nothing reading or evicting captures (``*.json`` files) ever takes it for one."""
 _VERSION = 1
 _RELOAD_EVERY = 1.0
 # A model's date or build stamp: what later snapshots of the same model change.
@@ -87,25 +89,33 @@ class Learnt:
     def from_dict(cls, data: Any) -> Learnt:
         if not isinstance(data, dict):
             raise ValueError(f"an entry is an object, not {type(data).__name__}")
-        strings = {k: data.get(k) for k in ("upstream", "base_url", "models")}
-        for name, value in strings.items():
-            if not isinstance(value, str) or not value:
-                raise ValueError(f"an entry's {name!r} is a non-empty string")
-        times = {k: data.get(k) for k in ("learnt_at", "expires_at")}
-        for name, value in times.items():
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                raise ValueError(f"an entry's {name!r} is a number of seconds since the epoch")
+        upstream, base_url, models = (_string(data, k) for k in ("upstream", "base_url", "models"))
+        learnt_at, expires_at = (_seconds(data, k) for k in ("learnt_at", "expires_at"))
         lesson = Lesson.from_dict({k: data[k] for k in ("fix", "codes", "keys") if k in data})
         refusal = data.get("refusal", "")
         return cls(
-            strings["upstream"],
-            strings["base_url"],
-            strings["models"],
+            upstream,
+            base_url,
+            models,
             lesson,
-            float(times["learnt_at"]),
-            float(times["expires_at"]),
+            learnt_at,
+            expires_at,
             refusal if isinstance(refusal, str) else "",
         )
+
+
+def _string(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"an entry's {key!r} is a non-empty string")
+    return value
+
+
+def _seconds(data: dict[str, Any], key: str) -> float:
+    value = data.get(key)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"an entry's {key!r} is a number of seconds since the epoch")
+    return float(value)
 
 
 def model_pattern(model: str) -> str:
@@ -148,7 +158,9 @@ class LearntProfiles:
         found = self._lessons.get(key)
         if found is None:
             now = self._clock()
-            found = tuple(e.lesson for e in self._entries if e.expires_at > now and e.matches(upstream, base_url, model))
+            found = tuple(
+                e.lesson for e in self._entries if e.expires_at > now and e.matches(upstream, base_url, model)
+            )
             if len(self._lessons) > 4096:  # a bounded cache, whatever model names clients send
                 self._lessons.clear()
             self._lessons[key] = found
@@ -299,4 +311,3 @@ def _stamp_of(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size
-

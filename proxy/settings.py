@@ -187,7 +187,7 @@ class StatedFix(_Section):
 
 _FIXES_FIELD: Any = Field(
     default=(),
-    description="Fixes stated for some models (`suture profiles export` writes them); learnt ones never override these.",
+    description="Fixes stated for some models (`suture profiles export` writes them); learnt ones never override them.",
 )
 _LEARN_FIELD: Any = Field(default=True, description="Learn fixes from this upstream's refusals (learning.enabled too).")
 
@@ -406,13 +406,15 @@ class LearningSettings(_Section):
     )
     file: Path | None = Field(
         default=None,
-        description="Where learnt fixes are kept; default learnt-profiles.json in capture.dir, else memory only.",
+        description="Where learnt fixes are kept; default learnt/profiles.json in capture.dir, else memory only.",
     )
 
     def path(self, capture_dir: Path | None) -> Path | None:
         if self.file is not None:
             return self.file
-        return capture_dir / "learnt-profiles.json" if capture_dir is not None else None
+        from .learnt import IN_CAPTURE_DIR
+
+        return capture_dir / IN_CAPTURE_DIR if capture_dir is not None else None
 
 
 class UiSettings(_Section):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sanitizer.rules import reference
+from sanitizer.rules import providers_reference, reference
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -15,6 +15,16 @@ def test_rule_reference_is_generated_from_the_rules() -> None:
     section = re.search(r"<!-- rules:begin -->\n(.*)<!-- rules:end -->", README, re.S)
     assert section is not None
     assert section.group(1) == reference(), "README rule reference is stale: regenerate it with `suture rules`"
+
+
+def test_provider_list_is_generated_from_the_provider_table() -> None:
+    section = re.search(r"<!-- providers:begin -->\n(.*)<!-- providers:end -->", README, re.S)
+    assert section is not None
+    assert section.group(1) == providers_reference(), (
+        "README provider list is stale: regenerate it with `suture rules --providers`"
+    )
+    for name in ("xai", "zhipu", "nim", "lmstudio", "fireworks", "llamacpp", "cerebras", "dashscope"):
+        assert f"| openai-chat | {name} |" in section.group(1)
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -161,7 +161,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..browsers import BrowserGuard, guarded
-    from ..learnt import FILE_NAME, LearntProfiles, ProfilesFileError
+    from ..learnt import IN_CAPTURE_DIR, LearntProfiles, ProfilesFileError
     from ..ui.routes import CaptureSource, build_page
 
     try:
@@ -177,7 +177,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # Not for web pages other than its own, nor for names rebound to 127.0.0.1 (proxy/browsers.py).
     try:
         # The fixes learnt beside these captures, read-only: a damaged file only hides that page.
-        learnt = LearntProfiles(store.directory / FILE_NAME, expire_seconds=float("inf"))
+        learnt = LearntProfiles(store.directory / IN_CAPTURE_DIR, expire_seconds=float("inf"))
     except ProfilesFileError as exc:
         print(f"suture: learnt fixes not shown: {exc}", file=sys.stderr)
         learnt = None

@@ -22,7 +22,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "profiles",
         help="list, show, forget or export the fixes learnt from refusals",
         description="Once a refusal of an upstream was repaired, Suture applies that fix to later requests to "
-        "the same upstream and model before their first attempt. These are kept in learnt-profiles.json (the "
+        "the same upstream and model before their first attempt. These are kept in learnt/profiles.json (the "
         "`learning.file` setting, else the capture directory); a running Suture sees changes within a second.",
     )
     actions = parser.add_subparsers(title="actions", metavar="ACTION", required=True)
@@ -62,6 +62,7 @@ def _open(args: argparse.Namespace) -> tuple[LearntProfiles, Any]:
         except ConfigError as exc:
             raise LookupError(f"config error: {exc}") from None
     if path is None:
+        assert settings is not None
         path = settings.learning.path(settings.capture.dir)
         if path is None:
             raise LookupError(

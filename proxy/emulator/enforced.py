@@ -24,9 +24,7 @@ def enforceable() -> tuple[str, ...]:
     # Bedrock's codes are of its Converse API, which LiteLLM's translation of a Chat body meets.
     compatible = {b.provider for b in TABLE[_API] if b.profile == b.provider} - {"openai", "bedrock"}
     return tuple(
-        code
-        for code, entry in REGISTRY.items()
-        if code.split(".")[0] in compatible and "openai" not in entry.providers
+        code for code, entry in REGISTRY.items() if code.split(".")[0] in compatible and "openai" not in entry.providers
     )
 
 

@@ -18,8 +18,8 @@ import orjson
 from sanitizer import Policy
 from sanitizer.rejection import (
     PORTABLE_PROFILE,
-    Lesson,
     REJECTION_STATUSES,
+    Lesson,
     RejectionRepair,
     refusal_message,
     repair_rejection,

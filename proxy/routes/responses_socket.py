@@ -66,7 +66,7 @@ from .off_loop import long_transcript
 from .send_native import credential_headers
 
 # The POST route's own steps, so that an event is repaired, judged and logged exactly as a body is.
-from .transcripts import NO_BETAS, Prepared, log_repair, run_repair, strict_refusal
+from .transcripts import NO_BETAS, Prepared, give_lessons, log_repair, run_repair, strict_refusal
 
 FALLBACK_STATUS = 426
 """The handshake's answer where the upstream cannot carry the WebSocket: the client falls back to HTTPS."""
@@ -364,6 +364,9 @@ class _Socket:
         loop = state.loop or asyncio.get_running_loop()
         # The event parsed whole is the body the rules read: they ignore its "type", and keep it.
         prepared = Prepared(None, event, None, rules_for, SanitizeResult(event), raw)
+        if mode == "repair":
+            give_lessons(prepared, state, self.provider.name, state.settings.route(self.provider.name), None)
+            turn.school = prepared.school
         prepared.long = long_transcript(event)
         if not prepared.long:
             prepared = run_repair(prepared, api, state, mode, None, turn.request_id)
@@ -372,7 +375,7 @@ class _Socket:
                 clean = looks_clean(event, api=api, policy=state.policy, provider=rules_for, model=None)
             except Exception:
                 clean = False  # for the full pass to report or survive, as for any body
-            if not clean:
+            if not clean or prepared.lessons:
                 prepared = await loop.run_in_executor(
                     None, run_repair, prepared, api, state, mode, None, turn.request_id
                 )

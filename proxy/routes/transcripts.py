@@ -158,9 +158,7 @@ def _prepare(
     rules_for = target.repair_provider(api) if target is not None else route.rules_provider
     prepared = Prepared(None, body, target, rules_for, SanitizeResult(body), raw, betas=betas)
     if mode == "repair":
-        prepared.school = school_of(state, route.provider.name, cfg, target)
-        named = model if model is not None else body.get("model") if isinstance(body, dict) else None
-        prepared.lessons, prepared.lessons_from = prepared.school.lessons(state, named if isinstance(named, str) else None)
+        give_lessons(prepared, state, route.provider.name, cfg, model)
     prepared.long = long_transcript(body)
     if not prepared.long:
         return run_repair(prepared, api, state, mode, model, request_id)
@@ -170,6 +168,14 @@ def _prepare(
         clean = False  # for the full pass to report or survive, as for any body
     prepared.deferred = not clean or bool(prepared.lessons)
     return prepared
+
+
+def give_lessons(prepared: Prepared, state: ProxyState, provider: str, cfg: RouteSettings, model: str | None) -> None:
+    """Find the fixes the config states or earlier refusals taught for where ``prepared`` goes."""
+    prepared.school = school_of(state, provider, cfg, prepared.target)
+    body = prepared.body
+    named = model if model is not None else body.get("model") if isinstance(body, dict) else None
+    prepared.lessons, prepared.lessons_from = prepared.school.lessons(state, named if isinstance(named, str) else None)
 
 
 def run_repair(
@@ -209,7 +215,9 @@ def run_repair(
     return prepared
 
 
-def _apply_lessons(prepared: Prepared, api: str, state: ProxyState, model: str | None, request_id: str) -> SanitizeResult:
+def _apply_lessons(
+    prepared: Prepared, api: str, state: ProxyState, model: str | None, request_id: str
+) -> SanitizeResult:
     """The body with the fixes earlier refusals of its upstream taught (or the config states)."""
     body = prepared.body
     if not prepared.lessons or prepared.school is None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from starlette.routing import Mount
 
 from ..browsers import is_loopback
+from ..learnt import LearntProfiles
 from ..routes import table
 from ..settings import ConfigError, Settings
 from .feed import Feed
 from .ring import Ring
-from ..learnt import LearntProfiles
 from .routes import LiveSource, build_page
 
 _OWN_PATHS = ("/healthz", "/readyz", "/metrics")

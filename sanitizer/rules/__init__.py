@@ -209,6 +209,26 @@ def reference() -> str:
     return "\n".join(sections)
 
 
+def providers_reference() -> str:
+    """The provider table in Markdown: for each format, every provider a body can be bound for
+    (``provider:`` of an upstream, ``--provider`` of the CLI, the emulator's path), how it is
+    checked, and the rules bound for it beyond the format's own (``suture rules --providers``)."""
+    from ..providers import TABLE
+
+    lines = [
+        "| Format | Provider | Checked as | Rules of its own |",
+        "|---|---|---|---|",
+    ]
+    for api, bindings in TABLE.items():
+        own = {r.code for r in RULES if r.applies_to(api, None)}
+        for b in bindings:
+            extra = [r.code for r in RULES if r.applies_to(api, b.rules) and r.code not in own]
+            checked = b.profile + (" (bridged)" if b.bridged else "")
+            names = ", ".join((b.provider, *b.aliases))
+            lines.append(f"| {api} | {names} | {checked} | {', '.join(extra) or '-'} |")
+    return "\n".join(lines) + "\n"
+
+
 def _applies_to(rule: Rule) -> str:
     scopes = []
     if rule.apis is None:

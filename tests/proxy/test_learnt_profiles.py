@@ -21,7 +21,7 @@ import openai
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from proxy.learnt import FILE_NAME
+from proxy.learnt import IN_CAPTURE_DIR
 from tests._support.emulator import recorded_requests
 from tests._support.proxy_e2e import LogLines, suture, wait_for
 from tests._support.servers import free_port, running_server
@@ -76,14 +76,16 @@ def stack(tmp_path: Path, enforce: tuple[str, ...], port: int | None = None, **s
     record = tmp_path / "emulator.jsonl"
     app = build_emulator_app(EmulatorConfig(provider="openai", record_path=record, enforce=enforce))
     captures = tmp_path / "captures"
-    with running_server(app, port=port, timeout_graceful_shutdown=1) as emu:
-        with suture(
+    with (
+        running_server(app, port=port, timeout_graceful_shutdown=1) as emu,
+        suture(
             upstreams={"mystery": {"protocol": "openai", "base_url": emu + "/v1", **settings.pop("mystery", {})}},
             routes=[{"match": "mystery-*", "upstream": "mystery"}],
             capture={"dir": str(captures)},
             **settings,
-        ) as url:
-            yield Stack(record, url, captures / FILE_NAME)
+        ) as url,
+    ):
+        yield Stack(record, url, captures / IN_CAPTURE_DIR)
 
 
 def profiles_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -167,7 +169,7 @@ def _config(tmp_path: Path, s: Stack, stated: list[dict[str, Any]]) -> Path:
 
     path = tmp_path / "suture.yaml"
     mystery = {"protocol": "openai", "base_url": "http://127.0.0.1:9/v1", "fixes": stated}
-    path.write_text(yaml.safe_dump({"capture": {"dir": str(s.profiles.parent)}, "upstreams": {"mystery": mystery}}))
+    path.write_text(yaml.safe_dump({"capture": {"dir": str(tmp_path / "captures")}, "upstreams": {"mystery": mystery}}))
     return path
 
 
@@ -207,14 +209,16 @@ def test_export_writes_a_section_the_config_accepts(tmp_path: Path) -> None:
     ],
 )
 def test_the_cli_says_what_is_wrong(tmp_path: Path, argv: list[str], said: str) -> None:
-    path = tmp_path / FILE_NAME
+    path = tmp_path / IN_CAPTURE_DIR
+    path.parent.mkdir()
     path.write_text(json.dumps({"version": 1, "profiles": []}))
     done = profiles_cli(*argv, "--file", str(path))
     assert done.returncode == 2 and said in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_damaged_profiles_file_is_named_not_a_traceback(tmp_path: Path) -> None:
-    path = tmp_path / FILE_NAME
+    path = tmp_path / IN_CAPTURE_DIR
+    path.parent.mkdir()
     path.write_text('{"version": 1, "profiles": [{"upstream": "x"}]}')
     done = profiles_cli("list", "--file", str(path))
     assert done.returncode == 2 and "profiles[0]" in done.stderr and "Traceback" not in done.stderr

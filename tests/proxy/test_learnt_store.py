@@ -128,3 +128,17 @@ def test_lessons_apply_rules_of_the_violations_they_name() -> None:
     assert [r.code for r in result.repairs] == ["PV009"]
     assert "cot_id" in body["messages"][1]  # the input is never mutated
     assert apply_lessons(body, api="openai-chat", lessons=(Lesson("RJ999"),)).body is body
+
+
+def test_the_capture_directory_never_lists_nor_evicts_the_learnt_fixes(tmp_path: Path) -> None:
+    from proxy.capture import CaptureStore
+    from proxy.learnt import IN_CAPTURE_DIR
+
+    store = LearntProfiles(tmp_path / IN_CAPTURE_DIR, expire_seconds=3600)
+    store.learn("u", "http://a", "m", PORTABLE, "")
+    (tmp_path / "20261207T210000000000-req1.json").write_text("{}" + " " * 4096)
+    captures = CaptureStore(tmp_path, max_bytes=1)
+    assert [p.name for p in captures.files()] == ["20261207T210000000000-req1.json"]
+    captures.evict()
+    assert (tmp_path / IN_CAPTURE_DIR).exists()
+    assert store.lessons_for("u", "http://a", "m") == (PORTABLE,)
