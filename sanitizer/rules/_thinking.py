@@ -13,6 +13,14 @@ adaptive thinking (whose round-trip rules are "identical", platform.claude.com, 
 and multi-turn workflows)."""
 
 
+def thinking_manual(thinking: Any) -> bool:
+    """Whether a request's ``thinking`` value turns manual extended thinking on (``enabled``): the
+    model thinks before every turn, so a turn without thinking is history that lost it. Adaptive
+    thinking lets the model skip a turn's thinking: a turn without it is the model's own, which the
+    API takes (Claude Code on Opus 4.8 sends such turns on every tool loop)."""
+    return isinstance(thinking, dict) and thinking.get("type") == "enabled"
+
+
 def thinking_on(thinking: Any) -> bool:
     """Whether a request's ``thinking`` value turns thinking on."""
     return isinstance(thinking, dict) and thinking.get("type") in THINKING_ON

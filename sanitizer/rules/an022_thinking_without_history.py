@@ -9,7 +9,7 @@ from .._ir import RESULT, THINKING, Transcript
 from ..providers import binding
 from ..validation._bedrock import might_be_claude
 from ._base import Context, Rule
-from ._thinking import thinking_on
+from ._thinking import thinking_manual
 
 # Where each format keeps the request's thinking settings: Bedrock Converse passes Claude's own
 # in additionalModelRequestFields (AWS's examples: additionalModelRequestFields={"thinking": ...}).
@@ -28,7 +28,7 @@ _SETTINGS = ("thinking", "reasoning_effort", "context_management")
 class ThinkingWithoutHistory(Rule):
     """
     What it repairs:
-        A request that turns Claude's thinking on (``thinking`` enabled or adaptive; in a Chat
+        A request that turns Claude's manual thinking on (``thinking`` enabled; in a Chat
         body a gateway such as LiteLLM sends to Claude, ``thinking`` or ``reasoning_effort``; in
         a Bedrock Converse body, ``additionalModelRequestFields.thinking``) while it continues a
         tool loop whose assistant turn holds no thinking block: history written with thinking
@@ -131,7 +131,7 @@ class ThinkingWithoutHistory(Rule):
         """Whether the request turns thinking on, and turning it off is this rule's to do."""
         if ctx.policy.thinking_without_history != "disable" or not isinstance(settings, dict):
             return False
-        if not (thinking_on(settings.get("thinking")) or (ctx.api == "openai-chat" and _effort(settings))):
+        if not (thinking_manual(settings.get("thinking")) or (ctx.api == "openai-chat" and _effort(settings))):
             return False
         provider = ctx.provider or binding(ctx.api, None).rules
         if provider == "bedrock" and ctx.api != "anthropic-messages" and not might_be_claude(ctx.model):

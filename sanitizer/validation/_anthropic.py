@@ -242,7 +242,9 @@ def validate_anthropic(
     thinking = b.get("thinking")
     # Adaptive thinking's round-trip rules are manual thinking's ("The round-trip rules are
     # identical", platform.claude.com, Thinking in tool and multi-turn workflows).
-    enabled = isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    # Manual thinking only: under adaptive thinking the model may skip a turn's thinking, and the
+    # API takes the turn it wrote without it.
+    enabled = isinstance(thinking, dict) and thinking.get("type") == "enabled"
     _thinking_placement(parsed, enabled, out)
     if provider == "deepseek-anthropic-compat":
         if deepseek_thinks(b):

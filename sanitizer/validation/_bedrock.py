@@ -79,8 +79,9 @@ _KINDS = {"toolUse": "tool_use", "toolResult": "tool_result", "text": "text", "i
 
 
 def claude_thinking_on(thinking: object) -> bool:
-    """Whether Claude's ``thinking`` setting turns thinking on (manual or adaptive)."""
-    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+    """Whether Claude's ``thinking`` setting turns manual thinking on: under adaptive thinking the
+    model may skip a turn's thinking, and a turn without it is its own."""
+    return isinstance(thinking, dict) and thinking.get("type") == "enabled"
 
 
 def might_be_claude(model: str | None) -> bool:

@@ -103,10 +103,15 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     ("model", "thinking", "first", "found"),
     [
         ("claude-sonnet-4-5", {"type": "enabled", "budget_tokens": 2048}, None, "tool_use"),
-        # Adaptive thinking has the same rule; this turn was written by another model, text first.
-        ("claude-opus-4-6", {"type": "adaptive"}, [{"type": "text", "text": "Let me check."}], "text"),
+        # This turn was written by another model, text first.
+        (
+            "claude-haiku-4-5",
+            {"type": "enabled", "budget_tokens": 1024},
+            [{"type": "text", "text": "Let me check."}],
+            "text",
+        ),
     ],
-    ids=["enabled", "adaptive"],
+    ids=["tool-use-first", "text-first"],
 )
 def test_refused_straight_and_answered_through_suture_without_thinking(
     stack: Stack, model: str, thinking: dict[str, Any], first: list[dict[str, Any]] | None, found: str

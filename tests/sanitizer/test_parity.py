@@ -101,7 +101,7 @@ HAND: tuple[Trigger, ...] = (
         None,
         {
             "model": "claude-fable-5",
-            "thinking": {"type": "adaptive"},
+            "thinking": {"type": "enabled", "budget_tokens": 1024},
             "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
             "messages": [
                 _U,
