@@ -95,9 +95,10 @@ TABLE: Mapping[str, tuple[Binding, ...]] = MappingProxyType(
             ),
         ),
         # DeepSeek and Mistral have no Responses API: LiteLLM's bridge sends them the body as
-        # Chat (Suture's litellm route), which their Chat rules then judge.
+        # Chat (Suture's litellm route), which their Chat rules then judge. vLLM serves its own
+        # (``/v1/responses``), without OpenAI's stored items unless its store is switched on.
         "openai-responses": (
-            *_own("openai-responses", "openai", "azure"),
+            *_own("openai-responses", "openai", "azure", "vllm"),
             Binding("openai-responses", "deepseek", "deepseek", "deepseek", bridged=True),
             Binding("openai-responses", "mistral", "mistral", "mistral", bridged=True),
         ),

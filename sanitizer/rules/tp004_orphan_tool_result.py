@@ -21,6 +21,8 @@ class OrphanToolResult(Rule):
         blocks: toolu_0. Each `tool_result` block must have a corresponding `tool_use` block
         in the previous message."
         OpenAI Responses: "No tool call found for function call output with call_id ghost."
+        vLLM's Responses endpoint (gpt-oss models): "No call message found for
+        call_82802943873c42629d7e0eb32fb1d505 None" (langchain-ai/langchain#32885).
 
     Example:
         Before: user "hi" / assistant "hello" / tool result for ghost_1 "x" / user "continue"
@@ -55,6 +57,7 @@ class OrphanToolResult(Rule):
         "gemini.G2",
         "bedrock.B2",
         "responses.R7",
+        "vllm.VR1",
     )
 
     def looks_past(self, api: str, provider: str | None) -> bool:

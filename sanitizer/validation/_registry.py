@@ -257,6 +257,12 @@ _CODES = (
         "Wei-Shaw/sub2api#3818, a comment (OpenAI, through a relay) (not in the catalogue)",
     ),
     Code(
+        "vllm.VR1",
+        ("vllm",),
+        (rs.VR1,),
+        "langchain-ai/langchain#32885 (gpt-oss-120b on vLLM's /v1/responses) (not in the catalogue)",
+    ),
+    Code(
         "gemini.G1",
         _GEMINI,
         (gm.G1,),

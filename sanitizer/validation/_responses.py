@@ -39,6 +39,15 @@ stored out of order (openai/codex#33044). The server names the reasoning item it
 second case the text names that one; otherwise its id is not in the request, and the text shows
 ``rs_…`` in its place.
 
+vLLM (``/v1/responses``) checks none of OpenAI's rules: it keeps no ids, pairs no reasoning and
+stores nothing unless started with ``VLLM_ENABLE_RESPONSES_API_STORE=1``. Its one known refusal of
+a transcript is VR1, on its Harmony path (gpt-oss models): a ``function_call_output`` whose
+``call_id`` names no ``function_call`` earlier in ``input`` (langchain-ai/langchain#32885, a
+LangGraph agent against gpt-oss-120b on vLLM). The text ends in `` None``: vLLM answered a
+``ValueError`` as ``f"{e} {e.__cause__}"``. With ``previous_response_id`` the call may be in the
+stored response, so VR1 is not checked then. Other models go through the chat template, whose
+refusals of an orphan output are not known.
+
 Not checked: R8 ([single], reported through LiteLLM; native OpenAI accepts ``status`` on replayed
 items). R1/R2 cover ``function_call`` and ``custom_tool_call`` with their outputs; other call
 types (local shell, computer use) have no known wording.
@@ -89,6 +98,10 @@ R14 = (
     "Invalid 'input[{n}].name': empty string. Expected a string with minimum length 1, but got an empty string instead."
 )
 
+# vLLM's Harmony input parser, finding no earlier function_call for an output's call_id; the
+# trailing "None" is the exception's __cause__, which vLLM appended to the text.
+VR1 = "No call message found for {id} None"
+
 _CALLS = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 _OUTPUTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call"}
 # Messages that open a new exchange: a reasoning item after one belongs to a later response.
@@ -111,6 +124,8 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
         if "id" in d and d["id"] is not None:
             as_str(d["id"], f"input[{n}].id")
         items.append((kind, d))
+    if provider == "vllm":
+        return _validate_vllm(b, items)
 
     out: list[Violation] = []
     for n, (kind, d) in enumerate(items):
@@ -250,6 +265,21 @@ def validate_responses(body: object, provider: str) -> list[Violation]:
             ordered.append(violation(provider, "responses.R1", text, n, param="input", code=None))
     ordered.sort(key=lambda v: v.message_index or 0)
     return out + ordered
+
+
+def _validate_vllm(b: dict[str, Any], items: list[tuple[str, dict[str, Any]]]) -> list[Violation]:
+    """vLLM's Harmony path (gpt-oss): an output must follow its call in ``input`` (VR1)."""
+    model = b.get("model")
+    if not (isinstance(model, str) and "gpt-oss" in model.lower()) or b.get("previous_response_id") is not None:
+        return []
+    calls: set[str] = set()
+    for n, (kind, d) in enumerate(items):
+        if kind == "function_call":
+            calls.add(d["call_id"])
+        elif kind == "function_call_output" and d["call_id"] not in calls:
+            # The parser stops at the first output it cannot place: one error per request.
+            return [violation("vllm", "vllm.VR1", VR1.format(id=d["call_id"]), n)]
+    return []
 
 
 def _reasoning_after(items: list[tuple[str, dict[str, Any]]], n: int) -> str:

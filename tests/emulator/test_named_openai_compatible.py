@@ -202,3 +202,33 @@ def test_the_repaired_transcript_is_answered(http: httpx.Client, provider: str) 
     assert repaired.repairs
     answer = http.post(f"/{provider}/v1/chat/completions", json=repaired.body)
     assert answer.status_code == 200, answer.text
+
+
+# vLLM's own Responses endpoint (gpt-oss): an output whose call is not earlier in input.
+VLLM_ORPHAN_OUTPUT: dict[str, Any] = {
+    "model": "openai/gpt-oss-120b",
+    "input": [
+        {"role": "user", "content": "Describe CVE-2024-1015."},
+        {"type": "function_call_output", "call_id": "call_8280", "output": "{}"},
+    ],
+}
+
+
+def test_vllm_s_responses_refusal_in_its_own_body(http: httpx.Client) -> None:
+    answer = http.post("/vllm/v1/responses", json=VLLM_ORPHAN_OUTPUT)
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "error": {
+            "message": "No call message found for call_8280 None",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+    }
+
+
+def test_vllm_s_repaired_responses_transcript_is_answered(http: httpx.Client) -> None:
+    repaired = sanitize(VLLM_ORPHAN_OUTPUT, api="openai-responses", provider="vllm")
+    assert [r.code for r in repaired.repairs] == ["TP004"]
+    answer = http.post("/vllm/v1/responses", json=repaired.body)
+    assert answer.status_code == 200, answer.text

@@ -171,3 +171,32 @@ def test_strict_mode_names_the_provider_s_own_refusal(emulator: str, provider: s
         answer = httpx.post(f"{url}/v1/chat/completions", json=CASES[provider], headers={"authorization": "Bearer k"})
     assert answer.status_code == 400
     assert STRICT[provider] in answer.json()["error"]["message"]
+
+
+# vLLM's own Responses endpoint (gpt-oss, its Harmony path): an output whose call is not in input.
+VLLM_RESPONSES: dict[str, Any] = {
+    "model": "openai/gpt-oss-120b",
+    "input": [
+        {"role": "user", "content": "Describe CVE-2024-1015."},
+        {"type": "function_call_output", "call_id": "call_8280", "output": "{}"},
+    ],
+}
+
+
+def test_vllm_responses_refused_directly_and_answered_through_suture(emulator: str) -> None:
+    direct = httpx.post(f"{emulator}/vllm/v1/responses", json=VLLM_RESPONSES, headers={"authorization": "Bearer k"})
+    assert direct.status_code == 400
+    assert direct.json() == {
+        "error": {
+            "message": "No call message found for call_8280 None",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+    }
+    sdk = openai.OpenAI(base_url=f"{emulator}/vllm/v1", api_key="k", max_retries=0)
+    with sdk, pytest.raises(openai.BadRequestError):
+        sdk.responses.create(**VLLM_RESPONSES)
+    with suture(**_settings(emulator, "vllm")) as url, openai.OpenAI(base_url=f"{url}/v1", api_key="k") as client:
+        response = client.responses.create(**VLLM_RESPONSES)
+    assert response.status == "completed"

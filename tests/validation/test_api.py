@@ -45,7 +45,7 @@ def test_providers_per_api() -> None:
             "gemini-openai-compat",
         ),
         "anthropic-messages": ("anthropic", "bedrock", "vertex", "openai", "mistral", "deepseek-anthropic-compat"),
-        "openai-responses": ("openai", "azure", "deepseek", "mistral"),
+        "openai-responses": ("openai", "azure", "vllm", "deepseek", "mistral"),
         "gemini": ("gemini", "vertex"),
         "bedrock-converse": ("bedrock",),
     }

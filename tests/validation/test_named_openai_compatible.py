@@ -370,3 +370,56 @@ def test_lmstudio_judges_only_the_templates_it_knows_and_repairs_for_any_model()
     trimmed = {**chat(osys(), oa("plan"), ou("go on")), "model": "qwen3.5-9b"}
     assert validate(trimmed, api=OC, provider="lmstudio") == []
     assert sanitize(trimmed, api=OC, provider="lmstudio").repairs == []
+
+
+RS = "openai-responses"
+VLLM_CALL = {"type": "function_call", "call_id": "call_1", "name": "get_cve", "arguments": "{}"}
+VLLM_OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "{}"}
+
+
+def vllm_responses(*items: dict[str, Any], model: str = "openai/gpt-oss-120b", **extra: Any) -> dict[str, Any]:
+    return {"model": model, "input": [{"role": "user", "content": "Describe CVE-2024-1015."}, *items], **extra}
+
+
+@pytest.mark.parametrize("items", [(VLLM_OUTPUT,), (VLLM_OUTPUT, VLLM_CALL)])
+def test_vllm_s_harmony_path_refuses_an_output_whose_call_is_not_before_it(items: tuple[dict[str, Any], ...]) -> None:
+    [v] = validate(vllm_responses(*items), api=RS, provider="vllm")
+    assert (v.rule, v.message, v.message_index, v.status) == (
+        "vllm.VR1",
+        "No call message found for call_1 None",
+        1,
+        400,
+    )
+    assert v.body == {
+        "error": {
+            "message": "No call message found for call_1 None",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        vllm_responses(VLLM_CALL, VLLM_OUTPUT),
+        # Other models go through the chat template, whose refusal of an orphan output is not known.
+        vllm_responses(VLLM_OUTPUT, model="Qwen/Qwen3-8B"),
+        # The call may be in the stored response.
+        vllm_responses(VLLM_OUTPUT, previous_response_id="resp_1"),
+        # None of OpenAI's own checks: a reasoning item without summary or id, an id without its prefix.
+        vllm_responses({"type": "reasoning", "content": []}, {**VLLM_CALL, "id": "x1"}, VLLM_OUTPUT),
+    ],
+)
+def test_vllm_s_responses_endpoint_takes_what_openai_would_refuse(body: dict[str, Any]) -> None:
+    assert validate(body, api=RS, provider="vllm") == []
+
+
+@pytest.mark.parametrize(("items", "rule"), [((VLLM_OUTPUT,), "TP004"), ((VLLM_OUTPUT, VLLM_CALL), "TP003")])
+def test_vllm_s_responses_repair_folds_an_orphan_output_or_moves_it_after_its_call(
+    items: tuple[dict[str, Any], ...], rule: str
+) -> None:
+    result = sanitize(vllm_responses(*items), api=RS, provider="vllm")
+    assert [r.code for r in result.repairs] == [rule]
+    assert validate(result.body, api=RS, provider="vllm") == []
