@@ -36,7 +36,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     unknown = {
         "model": "claude-fable-5",
         "max_tokens": 2048,
-        "thinking": {"type": "adaptive"},
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
         "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
         "messages": [
             {"role": "user", "content": "a"},
@@ -162,7 +162,7 @@ def test_the_plugin_and_suture_check_agree_for_every_provider_name(tmp_path: Pat
     thinking_lost = {
         "model": "claude-fable-5",
         "max_tokens": 2048,
-        "thinking": {"type": "adaptive"},
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
         "tools": [{"name": "ls", "input_schema": {"type": "object"}}],
         "messages": [
             {"role": "user", "content": "a"},
