@@ -26,7 +26,16 @@ from starlette.websockets import WebSocket
 
 from sanitizer import PROVIDERS, SanitizeError, error_envelope, validate
 
-from . import anthropic_messages, bedrock_converse, enforced, gemini, openai_chat, openai_responses, responses_ws
+from . import (
+    anthropic_messages,
+    bedrock_converse,
+    enforced,
+    gemini,
+    openai_chat,
+    openai_responses,
+    responses_ws,
+    together,
+)
 from .dialect import Dialect, Turn
 from .extra_rules import ExtraRule
 from .record import Recorder, parse_body, redact_headers
@@ -119,7 +128,8 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     with Vertex's texts), Gemini's OpenAI-compatible ``/v1beta/openai/chat/completions``, the other
     OpenAI-compatible providers' ``/{provider}/v1/chat/completions`` (``azure``, ``mistral``,
     ``deepseek``, ``groq``, ``moonshot``, ``minimax``, ``openrouter``, ``vllm``, ``cerebras``, ``dashscope``,
-    ``llamacpp``, ``fireworks``, ``xai``, ``zhipu``, ``nim``, ``lmstudio``: their rules and texts)
+    ``llamacpp``, ``fireworks``, ``xai``, ``zhipu``, ``nim``, ``lmstudio``, ``ollama``, ``sglang``,
+    ``sambanova``, ``together``: their rules and texts; Together's inferred one, ``together.py``)
     and Azure's ``/azure/v1/responses``,
     Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
     ``GET /healthz``; and OpenAI's Responses WebSocket at ``/v1/responses`` (each
@@ -313,6 +323,9 @@ class _Emulator:
         if violations:
             first = violations[0]
             return _json(first.status, first.body, {**headers, **first.headers})
+        if dialect.checks == "together" and (text := together.refusal(body)) is not None:
+            status, error, extra = error_envelope(dialect.api, "together", text)
+            return _json(status, error, {**headers, **extra})
         if self.config.enforce and dialect.api == "openai-chat" and dialect.provider == "openai":
             answer = enforced.refusal(body, self.config.enforce, model or body.get("model"))
             if answer is not None:

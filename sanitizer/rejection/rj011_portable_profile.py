@@ -17,17 +17,21 @@ PORTABLE_ID = re.compile(r"^[a-zA-Z0-9_-]{1,40}\Z")
 _INVALID_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
 # The keys of OpenAI's Chat schema for each role that every compatible server takes too: Groq's
 # schema, the strictest, refuses the assistant's ``refusal`` and ``audio`` (GROQ_MESSAGE_KEYS), and
-# OpenAI has no ``tool_call_id`` outside tool messages. ``name`` stays on tool messages, where
-# clients put the function's name and Groq and Mistral take it.
+# OpenAI has no ``tool_call_id`` outside tool messages, nor ``name`` on them: clients put the
+# function's name there, which Groq and Mistral take and Together refuses ("Input validation
+# error", mozilla-ai/any-llm#714).
 _PORTABLE_KEYS = {
     "system": frozenset({"role", "content", "name"}),
     "developer": frozenset({"role", "content", "name"}),
     "user": frozenset({"role", "content", "name"}),
     "assistant": frozenset({"role", "content", "name", "tool_calls", "function_call"}),
-    "tool": frozenset({"role", "content", "tool_call_id", "name"}),
+    "tool": frozenset({"role", "content", "tool_call_id"}),
     "function": frozenset({"role", "content", "name"}),
 }
 _REASONING = frozenset({"reasoning_content"})
+# Gemini's OpenAI-compatible endpoint names a function response after its tool message's name
+# (tool-result-without-name): it stays there.
+_RESULT_NAME = frozenset({"name"})
 
 
 class PortableProfile(Strategy):
@@ -41,13 +45,15 @@ class PortableProfile(Strategy):
         call and its results; arguments that are empty, ``null`` or sent parsed become JSON
         object text; keys outside OpenAI's schema for the role, which not every server takes,
         go (``reasoning_content`` stays for a DeepSeek or Kimi model that thinks, which needs
-        it). Applied once per request, and only when it changes something.
+        it; a tool message's ``name`` for Gemini's endpoint, which needs it). Applied once per
+        request, and only when it changes something.
 
     Why:
         Servers that implement part of OpenAI's schema refuse the rest without saying where.
         Alibaba's DashScope, on a user message whose content is ``[{"type": "text", ...}]``:
         "InternalError.Algo.InvalidParameter: The provided messages input is invalid. The error
-        info is [Unexpected item type in content.]" (can1357/oh-my-pi#1859); LocalAI:
+        info is [Unexpected item type in content.]" (can1357/oh-my-pi#1859); Together AI, on
+        tool messages that carry ``name``: "Input validation error" (mozilla-ai/any-llm#714); LocalAI:
         "unsupported content[].type" (mudler/LocalAI#10552); a tool message with parts: "tool
         messages must contain string content" (Neroued/ninfer#57).
 
@@ -91,8 +97,8 @@ class PortableProfile(Strategy):
         # The profile is the whole body's already: what it does with no refusal to read.
         self.repair(transcript, ctx, Named(None, None, [], ""))
 
-    def _message(self, entry: Entry, ctx: Context, keep: frozenset[str]) -> None:
-        removed = _extra_keys(entry.role, entry.source, keep)
+    def _message(self, entry: Entry, ctx: Context, keep: dict[str, frozenset[str]]) -> None:
+        removed = _extra_keys(entry.role, entry.source, keep.get(entry.role, frozenset()))
         if removed:
             entry.source = {k: v for k, v in entry.source.items() if k not in removed}
             entry.dirty = True
@@ -115,12 +121,12 @@ class PortableProfile(Strategy):
             if part.kind == CALL:
                 self._arguments(entry, at, part, ctx)
 
-    def _tool_message(self, entry: Entry, ctx: Context, keep: frozenset[str]) -> None:
+    def _tool_message(self, entry: Entry, ctx: Context, keep: dict[str, frozenset[str]]) -> None:
         result = entry.parts[0] if entry.parts else None
         if result is None or result.kind != RESULT or not isinstance(result.raw, dict):
             return
         message = result.raw
-        removed = _extra_keys("tool", message, keep)
+        removed = _extra_keys("tool", message, keep.get("tool", frozenset()))
         if removed:
             message = {k: v for k, v in message.items() if k not in removed}
             self._removed(entry, result.call_id, removed, ctx)
@@ -165,21 +171,23 @@ class PortableProfile(Strategy):
         ctx.report(self, "removed", entry, call_id, detail)
 
 
-def _kept_extras(transcript: Transcript, ctx: Context) -> frozenset[str]:
-    """Keys beyond the portable ones that the request's provider needs: a thinking DeepSeek or Kimi
-    model's ``reasoning_content`` (missing-reasoning-content's case)."""
+def _kept_extras(transcript: Transcript, ctx: Context) -> dict[str, frozenset[str]]:
+    """Keys beyond the portable ones that the request's provider needs, by role: a thinking DeepSeek
+    or Kimi model's ``reasoning_content`` (missing-reasoning-content's case), a tool message's
+    ``name`` for Gemini's endpoint (tool-result-without-name's)."""
     body = transcript.fields()
     if (ctx.provider == "deepseek" and deepseek_thinks(body)) or (ctx.provider == "moonshot" and moonshot_thinks(body)):
-        return _REASONING
-    return frozenset()
+        return {"assistant": _REASONING}
+    if ctx.provider == "gemini":
+        return {"tool": _RESULT_NAME}
+    return {}
 
 
 def _extra_keys(role: str, message: dict[str, Any], keep: frozenset[str]) -> dict[str, Any]:
     allowed = _PORTABLE_KEYS.get(role)
     if allowed is None:
         return {}
-    allowed = allowed | keep if role == "assistant" else allowed
-    return {k: v for k, v in message.items() if k not in allowed}
+    return {k: v for k, v in message.items() if k not in allowed | keep}
 
 
 def _hints(texts: list[Part]) -> str:

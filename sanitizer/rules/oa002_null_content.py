@@ -17,7 +17,8 @@ class NullContent(Rule):
         answer as null), a user or system message. Bound for Mistral, an assistant message
         with no ``content`` at all too (Mistral reads it as null), and one whose only call is
         a legacy ``function_call``: Mistral has no functions API, so the call does not stand
-        in for content there.
+        in for content there. Bound for Ollama, a message of any role without ``content`` and
+        without ``tool_calls`` (a turn an agent stored with its calls gone, a legacy call).
 
     Why:
         OpenAI: "Invalid value for 'content': expected a string, got null."
@@ -25,6 +26,7 @@ class NullContent(Rule):
         llama.cpp: "Assistant message must contain either 'content' or 'tool_calls'!"
         Groq: "'messages.3' : for 'role:tool' the following must be satisfied
         [('messages.3.content' : value must be a string)]"
+        Ollama: "invalid message content type: <nil>" (QwenLM/qwen-code#3350)
 
     Example:
         Before: user "hi" / assistant {"content": null} / user "are you there?"
@@ -46,22 +48,30 @@ class NullContent(Rule):
         string. An assistant message with tool calls, or with a legacy function_call where the
         provider has the functions API, may have null content and is left alone. Bound for
         llama.cpp's server, an assistant message with no ``content`` at all is read as null too
-        (a reasoning-only turn is kept, with an empty string).
+        (a reasoning-only turn is kept, with an empty string); bound for Ollama, a message of
+        any role with no ``content``, and a legacy function_call does not stand in for it.
     """
 
     code = "OA002"
     name = "null-content"
     apis = frozenset({"openai-chat"})
-    fixes: ClassVar[tuple[str, ...]] = ("openai.O6", "mistral.M5", "llamacpp.empty-assistant")
+    fixes: ClassVar[tuple[str, ...]] = (
+        "openai.O6",
+        "mistral.M5",
+        "llamacpp.empty-assistant",
+        "ollama.content-type-nil",
+    )
 
     def apply(self, transcript: Transcript, ctx: Context) -> None:
         # Mistral reads a missing content as null, and has no functions API (M5); llama-server asks
-        # an assistant message for a content or tool_calls key, a function_call not standing in.
-        missing_is_null = ctx.provider in ("mistral", "llamacpp")
+        # an assistant message for a content or tool_calls key, a function_call not standing in;
+        # Ollama reads any message's missing content as nil, and asks for tool_calls beside it.
+        missing_is_null = ctx.provider in ("mistral", "llamacpp", "ollama")
+        any_role = ctx.provider == "ollama"
         kept = []
         for entry in transcript.entries:
             source = entry.source
-            if entry.origin is None or not _null_content(entry, missing_is_null):
+            if entry.origin is None or not _null_content(entry, missing_is_null, any_role):
                 kept.append(entry)
                 continue
             legacy_call = source.get("function_call") is not None and not missing_is_null
@@ -95,10 +105,10 @@ class NullContent(Rule):
         transcript.entries = kept
 
 
-def _null_content(entry: Entry, missing_is_null: bool) -> bool:
+def _null_content(entry: Entry, missing_is_null: bool, any_role: bool) -> bool:
     if "content" in entry.source:
         return entry.source["content"] is None
-    return missing_is_null and entry.role == "assistant"
+    return missing_is_null and (any_role or entry.role == "assistant")
 
 
 def _null(source: dict[str, Any]) -> str:

@@ -1,12 +1,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import orjson
 
 from .._ir import CALL, Part, Transcript
-from ..validation._openai_chat import arguments_hold_object, xai_refuses_arguments
+from ..validation._openai_chat import (
+    arguments_hold_object,
+    ollama_refuses_arguments,
+    sglang_arguments_refusal,
+    xai_refuses_arguments,
+)
 from ._base import Context, Rule
 
 
@@ -18,7 +24,8 @@ class ToolArgumentsNotObject(Rule):
         agent that ``json.dumps`` arguments it already holds as text), text cut off
         mid-stream, a list, ``null``. Bound for xAI, which parses the arguments as JSON of any
         kind: empty text and text that is not JSON (an agent that seeds its history with a call
-        it made itself, with no arguments).
+        it made itself, with no arguments). Bound for Ollama or SGLang, which parse them into an
+        object: empty text too (a call to a tool that takes no arguments, streamed as nothing).
 
     Why:
         MiniMax: "invalid params, invalid function arguments json string, tool_call_id:
@@ -28,6 +35,9 @@ class ToolArgumentsNotObject(Rule):
         xAI: "The arguments to a tool_call with ID 'initial_list_datasets' are not a valid JSON
         string. Parsing error: Error("EOF while parsing a value", line: 1, column: 0)"
         (spiceai/spiceai#4734, grok-2: on every request, the call being in the history)
+        Ollama: "invalid tool call arguments"
+        SGLang: "Assistant tool call function.arguments must be valid JSON." and "Assistant tool
+        call function.arguments must be a JSON object." (parse_tool_call_arguments)
 
     Example:
         Before (bound for MiniMax): assistant calls read_file (Dyx3YtQx5) with the arguments
@@ -43,24 +53,31 @@ class ToolArgumentsNotObject(Rule):
         The JSON text of an object that was encoded as a JSON string (once or more) is
         unwrapped to that text, exactly as it was, so nothing is lost. Anything else becomes
         ``"{}"``, and the original arguments are kept, verbatim, in the repair record. Empty
-        arguments are left as they are, except bound for xAI, which refuses them: they become
-        ``"{}"``, the object a call with no arguments stands for. Bound for xAI, only what it
-        refuses is repaired: JSON text of any kind, a JSON string included, is left as it is.
+        arguments are left as they are, except bound for xAI, Ollama or SGLang, which refuse
+        them: they become ``"{}"``, the object a call with no arguments stands for. Bound for
+        those three, only what the provider refuses is repaired: for xAI, JSON text of any kind,
+        a JSON string included, is left as it is; for Ollama, ``null`` (which it reads as no
+        arguments).
         The call's id, name and result are untouched.
     """
 
     code = "PV010"
     name = "tool-arguments-not-object"
     apis = frozenset({"openai-chat"})
-    providers = frozenset({"minimax", "anthropic", "xai"})
-    fixes: ClassVar[tuple[str, ...]] = ("minimax.arguments-not-object", "anthropic.A18", "xai.arguments-not-json")
+    providers = frozenset({"minimax", "anthropic", "xai", "ollama", "sglang"})
+    fixes: ClassVar[tuple[str, ...]] = (
+        "minimax.arguments-not-object",
+        "anthropic.A18",
+        "xai.arguments-not-json",
+        "ollama.invalid-tool-call-arguments",
+        "sglang.arguments-not-object",
+    )
 
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
-        if ctx.provider == "xai":
+        refuses = _REFUSES.get(ctx.provider or "")
+        if refuses is not None:
             return not any(
-                xai_refuses_arguments(_arguments(call))
-                for message in body["messages"]
-                for call in message.get("tool_calls") or ()
+                refuses(_arguments(call)) for message in body["messages"] for call in message.get("tool_calls") or ()
             )
         # orjson is stricter than json, never laxer: where it says object, json does too, and a
         # doubt goes to apply (a parse with orjson costs a tenth of json's on a long transcript).
@@ -82,8 +99,9 @@ class ToolArgumentsNotObject(Rule):
                 if part.kind != CALL:
                     continue
                 arguments = _arguments(part.raw)
-                if ctx.provider == "xai":
-                    if not xai_refuses_arguments(arguments):
+                refuses = _REFUSES.get(ctx.provider or "")
+                if refuses is not None:
+                    if not refuses(arguments):
                         continue
                 elif not isinstance(arguments, str) or arguments_hold_object(arguments):
                     continue
@@ -104,6 +122,14 @@ class ToolArgumentsNotObject(Rule):
                         f"they were: {ctx.describe(part)}"
                     )
                 ctx.report(self, action, entry, part.call_id, detail)
+
+
+# The providers that parse the arguments their own way, each refusing what its test says: only that is repaired.
+_REFUSES: dict[str, Callable[[object], bool]] = {
+    "xai": xai_refuses_arguments,
+    "ollama": ollama_refuses_arguments,
+    "sglang": lambda arguments: sglang_arguments_refusal(arguments) is not None,
+}
 
 
 def _arguments(call: Any) -> Any:

@@ -23,6 +23,8 @@ class OrphanToolResult(Rule):
         OpenAI Responses: "No tool call found for function call output with call_id ghost."
         vLLM's Responses endpoint (gpt-oss models): "No call message found for
         call_82802943873c42629d7e0eb32fb1d505 None" (langchain-ai/langchain#32885).
+        SGLang (gpt-oss, MiniMax-M2 templates): "Message has tool role, but there was no previous
+        assistant message with a tool call!" (sgl-project/sglang PR#14748)
 
     Example:
         Before: user "hi" / assistant "hello" / tool result for ghost_1 "x" / user "continue"
@@ -58,6 +60,7 @@ class OrphanToolResult(Rule):
         "bedrock.B2",
         "responses.R7",
         "vllm.VR1",
+        "sglang.tool-role-without-call",
     )
 
     def looks_past(self, api: str, provider: str | None) -> bool:

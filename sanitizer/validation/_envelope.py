@@ -206,6 +206,14 @@ def build(
     if provider == "lmstudio":
         # A bare string, no type (phodal/auto-dev#175, t59688/arboris-novel#23).
         return {"error": message}, {}
+    if provider == "sglang":
+        # SGLang's create_error_response: "BadRequest" for a 400, "InternalServerError" for a 500
+        # (sgl-project/sglang PR#14748); other statuses' types [infer].
+        t = type_ or ("BadRequest" if status == 400 else "InternalServerError" if status >= 500 else kind)
+        return {"object": "error", "message": message, "type": t, "param": None, "code": status}, {}
+    if provider == "together":
+        # No wrapper, and ``type_`` for the type (mozilla-ai/any-llm#714).
+        return {"message": message, "type_": type_ or kind}, {}
     if provider in ("groq", "moonshot"):
         return {"error": {"message": message, "type": type_ or kind}}, {}
     if provider in ("vllm", "nim"):
@@ -214,7 +222,8 @@ def build(
         return {"error": {"message": message, "type": t, "param": None, "code": status}}, {}
     if provider == "openrouter":
         return {"error": {"message": message, "code": status}}, {}
-    # openai, azure, minimax: the OpenAI envelope.
+    # openai, azure, minimax: the OpenAI envelope; Ollama's OpenAI layer answers in it too
+    # (middleware/openai.go), and SambaNova is taken to (only its texts are public [infer]).
     default_type, default_code = _OPENAI_KIND.get(kind, ("invalid_request_error", None))
     return {
         "error": {

@@ -135,6 +135,47 @@ Providers differ only where the catalogue says so:
   templates are not known by name here, so nothing is checked for them (BR003 still adds the user
   message for any model). Body: ``{"error": "..."}``, a bare string (phodal/auto-dev#175,
   t59688/arboris-novel#23).
+- ``ollama`` (Ollama's OpenAI layer, ``/v1/chat/completions``: ``openai/openai.go``
+  FromChatRequest): no pairing checks. It converts the messages in order and stops at the first it
+  cannot read: a message whose ``content`` is null or absent and that has no ``tool_calls``
+  (content is optional only beside calls), "invalid message content type: <nil>" (Go's ``%T`` of
+  the nil content; QwenLM/qwen-code#3350, Qwen Code against Ollama); a content part whose ``type``
+  is not ``text``, ``image_url`` or ``input_audio`` (``refusal``, ``input_text``, ``file``...), or
+  a text part whose ``text`` is not a string, "invalid message format" (tombii/better-ccflare#141);
+  a call whose ``arguments`` do not unmarshal into a JSON object (empty text, text that is not
+  JSON, an array), "invalid tool call arguments". The text ``null`` unmarshals into Go's map
+  without an error, so it is neither reported nor repaired. Body
+  (``middleware/openai.go``): ``{"error": {"message": ..., "type": "invalid_request_error",
+  "param": null, "code": null}}``. Its native ``/api/chat`` is V2's.
+- ``sglang`` (SGLang's OpenAI server, ``serving_chat.py``): no pairing checks. First the replayed
+  calls' ``arguments``, which it parses (``parse_tool_call_arguments``): "Assistant tool call
+  function.arguments must be valid JSON." (empty text, text that is not JSON) and "Assistant tool
+  call function.arguments must be a JSON object." (JSON of another kind); sgl-project/sglang#9009
+  reported the templates failing on arguments passed on unparsed. Then the chat template's
+  ``raise_exception``, answered 400 since sgl-project/sglang PR#14748 (500 "Internal server error:
+  ..." before): "Message has tool role, but there was no previous assistant message with a tool
+  call!", for the models whose templates raise it, known by name (gpt-oss, MiniMax-M2): they keep
+  the last call's name and forget it at an assistant message without calls, so a tool message
+  whose nearest earlier assistant message made no call, or that has none before it, is refused.
+  Other templates are not known here (TP004 and TP003 still repair such a message for any model).
+  SGLang flattens a tool message's text parts itself: not checked. Each is raised, so one error
+  per request. Body: ``{"object": "error", "message": ..., "type": "BadRequest", "param": null,
+  "code": 400}`` (the same PR).
+- ``sambanova`` (SambaNova Cloud, ``api.sambanova.ai/v1``): a message whose ``content`` is an
+  array of text parts, which its tokenizer refuses with the request's model in the text: "Unable
+  to tokenize message with status code 400 for model DeepSeek-V3.1: Invalid 'content' type.
+  Expected one of: ['str'], got list." (musistudio/claude-code-router#965, which relays it as
+  "Error from provider(sambanova,DeepSeek-V3.1: 400): ..."). Only arrays of text parts are
+  reported: its vision models take image parts, and what a text model answers to one is not
+  known. Which message the text is about is not said; the first such message is reported
+  [infer]. Only the text is public: the body is OpenAI's, assumed.
+- ``together`` (Together AI, ``api.together.xyz/v1``): nothing checked. Its one public refusal of
+  a transcript names nothing: HTTP 400 ``{"message": "Input validation error", "type_":
+  "invalid_request_error"}``, no ``error`` wrapper and the key ``type_`` (mozilla-ai/any-llm#714:
+  an agent loop whose tool messages carried ``name`` beside ``tool_call_id`` was refused, the same
+  loop without it passed). That cause is inferred, so no rule is bound for it: Suture repairs the
+  refusal by its escalation (RJ011, which removes the key) and learns the fix. The emulator's
+  ``/together/v1`` route makes that refusal (``proxy/emulator/together.py``).
 - ``vllm``: no pairing checks (V1); the role-alternation error of the model's chat template for
   models whose template is known from their name: Mistral-7B-Instruct v0.1 / v0.2 and
   Mixtral-8x7B-Instruct v0.1 (no system message at all), the other Mistral 7B and Mixtral
@@ -151,7 +192,8 @@ Where a compatible provider's own text for a rule is not in the catalogue (groq,
 pairing), OpenAI's text is used inside that provider's envelope. Not checked: O7 (nothing to
 reject), O8 (Assistants API), X1 (Perplexity is not a provider here), X6 (see ``xai``),
 D6 (error text unknown), Groq's "property ... is unsupported" for a key outside its schema
-anywhere but on a message (the request's own keys, a tool call's), V2 (Ollama), W2 / W3 (relays).
+anywhere but on a message (the request's own keys, a tool call's), V2 (Ollama's native ``/api/chat``;
+see ``ollama`` for its ``/v1``), W2 / W3 (relays).
 """
 
 from __future__ import annotations
@@ -343,6 +385,21 @@ LMSTUDIO_NO_USER_QUERY = (
 )
 # The Qwen releases whose templates raise "No user query found in messages." (3.5 and 3.6; Qwen3's own does not).
 _QWEN_USER_QUERY = re.compile(r"qwen3[._-]?[56](?![0-9])", re.IGNORECASE)
+# Ollama, SGLang and SambaNova (see the module docstring for the sources).
+OLLAMA_CONTENT_NIL = "invalid message content type: <nil>"
+OLLAMA_MESSAGE_FORMAT = "invalid message format"
+OLLAMA_ARGUMENTS = "invalid tool call arguments"
+# The part types Ollama's OpenAI layer converts; any other is "invalid message format".
+OLLAMA_PART_TYPES = ("text", "image_url", "input_audio")
+SGLANG_ARGUMENTS_JSON = "Assistant tool call function.arguments must be valid JSON."
+SGLANG_ARGUMENTS_OBJECT = "Assistant tool call function.arguments must be a JSON object."
+SGLANG_TOOL_ROLE = "Message has tool role, but there was no previous assistant message with a tool call!"
+# The models whose chat templates raise SGLANG_TOOL_ROLE.
+_LAST_CALL_TEMPLATE = re.compile(r"gpt-oss|minimax-m2", re.IGNORECASE)
+SAMBANOVA_CONTENT_LIST = (
+    "Unable to tokenize message with status code 400 for model {model}: "
+    "Invalid 'content' type. Expected one of: ['str'], got list."
+)
 V1_MISTRAL = "After the optional system message, conversation roles must alternate user/assistant/user/assistant/..."
 V1_PLAIN = "Conversation roles must alternate user/assistant/user/assistant/..."
 # llama.cpp's server (see the module docstring for the sources). The template's text closes a longer
@@ -594,6 +651,14 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
         return _nim(messages)
     if provider == "lmstudio":
         return _lmstudio(b, messages)
+    if provider == "ollama":
+        return _ollama(messages)
+    if provider == "sglang":
+        return _sglang(b, messages)
+    if provider == "sambanova":
+        return _sambanova(b, messages)
+    if provider == "together":
+        return []
     if provider == "openrouter":
         return _openrouter(b, messages)
     if provider == "deepseek":
@@ -940,6 +1005,87 @@ def _lmstudio(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
     # The template refuses the whole list; the first message past the system prompt is where a user turn is missing.
     first = next((i for i, m in enumerate(messages) if m.role not in _SYSTEM_ROLES), len(messages) - 1)
     return [violation("lmstudio", "lmstudio.no-user-query", LMSTUDIO_NO_USER_QUERY, first)]
+
+
+def _ollama(messages: list[_Msg]) -> list[Violation]:
+    """FromChatRequest: each message in order, the first it cannot convert refused."""
+    for i, msg in enumerate(messages):
+        content = msg.raw.get("content")
+        if isinstance(content, list) and not all(ollama_reads_part(p) for p in content):
+            return [violation("ollama", "ollama.invalid-message-format", OLLAMA_MESSAGE_FORMAT, i)]
+        tool_calls = msg.raw.get("tool_calls")
+        if content is None and tool_calls is None:
+            return [violation("ollama", "ollama.content-type-nil", OLLAMA_CONTENT_NIL, i)]
+        if any(ollama_refuses_arguments(c["function"].get("arguments")) for c in tool_calls or ()):
+            return [violation("ollama", "ollama.invalid-tool-call-arguments", OLLAMA_ARGUMENTS, i)]
+    return []
+
+
+def ollama_reads_part(part: dict[str, Any]) -> bool:
+    """Whether Ollama's OpenAI layer converts a content part: its three types, a text's text a string."""
+    kind = part.get("type")
+    if kind == "text":
+        return isinstance(part.get("text"), str)
+    return isinstance(kind, str) and kind in OLLAMA_PART_TYPES
+
+
+def ollama_refuses_arguments(arguments: object) -> bool:
+    """Whether Ollama refuses a call's ``arguments`` text: it does not unmarshal into a JSON object
+    (``null`` does, into Go's nil map). Arguments that are not text are not judged here."""
+    if not isinstance(arguments, str):
+        return False
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return True
+    return value is not None and not isinstance(value, dict)
+
+
+def sglang_arguments_refusal(arguments: object) -> str | None:
+    """SGLang's text for a call's ``arguments`` text it refuses (not JSON, or JSON of something
+    other than an object), or None. Arguments that are not text are not judged here."""
+    if not isinstance(arguments, str):
+        return None
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return SGLANG_ARGUMENTS_JSON
+    return None if isinstance(value, dict) else SGLANG_ARGUMENTS_OBJECT
+
+
+def _sglang(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
+    for i, msg in enumerate(messages):
+        for call in msg.raw.get("tool_calls") or ():
+            text = sglang_arguments_refusal(call["function"].get("arguments"))
+            if text is not None:
+                return [violation("sglang", "sglang.arguments-not-object", text, i)]
+    model = b.get("model")
+    if not isinstance(model, str) or not _LAST_CALL_TEMPLATE.search(model):
+        return []
+    called = False  # whether the nearest assistant message so far made a call
+    for i, msg in enumerate(messages):
+        if msg.role == "assistant":
+            called = bool(msg.calls)
+        elif msg.role == "tool" and not called:
+            return [violation("sglang", "sglang.tool-role-without-call", SGLANG_TOOL_ROLE, i)]
+    return []
+
+
+def _sambanova(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
+    model = b.get("model")
+    text = SAMBANOVA_CONTENT_LIST.format(model=model if isinstance(model, str) else "")
+    for i, msg in enumerate(messages):
+        if sambanova_refuses_content(msg.raw.get("content")):
+            return [violation("sambanova", "sambanova.content-not-string", text, i)]
+    return []
+
+
+def sambanova_refuses_content(content: object) -> bool:
+    """Whether SambaNova's tokenizer refuses a message's content as this profile judges it: an
+    array of text parts (or none); an array holding another part is not judged."""
+    return isinstance(content, list) and all(
+        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content
+    )
 
 
 def _moonshot(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:

@@ -430,6 +430,43 @@ _CODES = (
         "lmstudio-ai/lmstudio-bug-tracker#1655, #1855, #1572 (Qwen3.5, Qwen3.6 templates) (not in the catalogue)",
     ),
     Code(
+        "ollama.content-type-nil",
+        ("ollama",),
+        (oc.OLLAMA_CONTENT_NIL,),
+        "QwenLM/qwen-code#3350 (Qwen Code against Ollama); ollama/ollama openai/openai.go FromChatRequest "
+        "(not in the catalogue)",
+    ),
+    Code(
+        "ollama.invalid-message-format",
+        ("ollama",),
+        (oc.OLLAMA_MESSAGE_FORMAT,),
+        "tombii/better-ccflare#141; ollama/ollama openai/openai.go FromChatRequest (not in the catalogue)",
+    ),
+    Code(
+        "ollama.invalid-tool-call-arguments",
+        ("ollama",),
+        (oc.OLLAMA_ARGUMENTS,),
+        "ollama/ollama openai/openai.go FromChatRequest (not in the catalogue)",
+    ),
+    Code(
+        "sglang.arguments-not-object",
+        ("sglang",),
+        (oc.SGLANG_ARGUMENTS_JSON, oc.SGLANG_ARGUMENTS_OBJECT),
+        "sgl-project/sglang#9009; serving_chat.py parse_tool_call_arguments (not in the catalogue)",
+    ),
+    Code(
+        "sglang.tool-role-without-call",
+        ("sglang",),
+        (oc.SGLANG_TOOL_ROLE,),
+        "sgl-project/sglang PR#14748 (the 400 body; gpt-oss and MiniMax-M2 chat templates) (not in the catalogue)",
+    ),
+    Code(
+        "sambanova.content-not-string",
+        ("sambanova",),
+        (oc.SAMBANOVA_CONTENT_LIST,),
+        "musistudio/claude-code-router#965 (DeepSeek-V3.1 on SambaNova Cloud) (not in the catalogue)",
+    ),
+    Code(
         "cerebras.orphan-tool-message",
         ("cerebras",),
         (oc.CEREBRAS_ORPHAN,),

@@ -1,5 +1,5 @@
-"""The emulator serves Cerebras's, DashScope's, llama.cpp's, Fireworks's, xAI's, Zhipu's, NVIDIA NIM's and LM Studio's
-checks at ``/{provider}/v1/chat/completions``,
+"""The emulator serves Cerebras's, DashScope's, llama.cpp's, Fireworks's, xAI's, Zhipu's, NVIDIA NIM's, LM Studio's,
+Ollama's, SGLang's, SambaNova's and Together's checks at ``/{provider}/v1/chat/completions``,
 their texts in their bodies; a transcript repaired for them is answered."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from sanitizer import sanitize
+from sanitizer.rejection import refusal_message, repair_rejection
 from tests._support.emulator import Emulator
 
 REPLAYED_REASONING: dict[str, Any] = {
@@ -109,6 +110,29 @@ LMSTUDIO_TEXT = (
     "know how to write jinja templates, you can override the prompt template in My Models > model settings > "
     "Prompt Template."
 )
+NULL_CONTENT_WITHOUT_CALLS: dict[str, Any] = {
+    "model": "qwen3-coder:30b",
+    "messages": [
+        {"role": "user", "content": "Explain src/index.ts."},
+        {"role": "assistant", "content": None},
+        {"role": "user", "content": "Are you still there?"},
+    ],
+}
+TOOL_MESSAGE_AFTER_NO_CALL: dict[str, Any] = {
+    "model": "openai/gpt-oss-120b",
+    "messages": [
+        {"role": "user", "content": "Open the release notes."},
+        {"role": "tool", "tool_call_id": "call_read_1", "content": "Release 2.1: faster startup."},
+        {"role": "user", "content": "Well?"},
+    ],
+}
+TEXT_PARTS: dict[str, Any] = {
+    "model": "DeepSeek-V3.1",
+    "messages": [
+        {"role": "system", "content": [{"type": "text", "text": "You are Claude Code."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Add a --verbose flag."}]},
+    ],
+}
 EXPECTED = {
     "cerebras": (
         REPLAYED_REASONING,
@@ -176,6 +200,40 @@ EXPECTED = {
         },
     ),
     "lmstudio": (NO_USER_QUERY, {"error": LMSTUDIO_TEXT}),
+    "ollama": (
+        NULL_CONTENT_WITHOUT_CALLS,
+        {
+            "error": {
+                "message": "invalid message content type: <nil>",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        },
+    ),
+    "sglang": (
+        TOOL_MESSAGE_AFTER_NO_CALL,
+        {
+            "object": "error",
+            "message": "Message has tool role, but there was no previous assistant message with a tool call!",
+            "type": "BadRequest",
+            "param": None,
+            "code": 400,
+        },
+    ),
+    # The request's model in the text (musistudio/claude-code-router#965).
+    "sambanova": (
+        TEXT_PARTS,
+        {
+            "error": {
+                "message": "Unable to tokenize message with status code 400 for model DeepSeek-V3.1: "
+                "Invalid 'content' type. Expected one of: ['str'], got list.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        },
+    ),
 }
 # A chat template's refusal is a 500 (nextai-translator/raycast-openai-translator#34).
 STATUS = {"llamacpp": 500}
@@ -232,3 +290,33 @@ def test_vllm_s_repaired_responses_transcript_is_answered(http: httpx.Client) ->
     assert [r.code for r in repaired.repairs] == ["TP004"]
     answer = http.post("/vllm/v1/responses", json=repaired.body)
     assert answer.status_code == 200, answer.text
+
+
+# Together's inferred refusal (mozilla-ai/any-llm#714): tool messages that carry ``name``. Suture's
+# validator does not know it; the portable profile, escalated to on the refusal, clears it.
+NAMED_TOOL_MESSAGE: dict[str, Any] = {
+    "model": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+    "messages": [
+        {"role": "user", "content": "What is the weather in Lisbon?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_w1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "call_w1", "name": "weather", "content": "sunny"},
+    ],
+}
+
+
+def test_together_s_inferred_refusal_names_nothing_and_the_portable_profile_clears_it(http: httpx.Client) -> None:
+    answer = http.post("/together/v1/chat/completions", json=NAMED_TOOL_MESSAGE)
+    assert answer.status_code == 400
+    assert answer.json() == {"message": "Input validation error", "type_": "invalid_request_error"}
+    assert sanitize(NAMED_TOOL_MESSAGE, api="openai-chat", provider="together").repairs == []
+    message = refusal_message(answer.json())
+    assert message == "Input validation error"
+    fixed = repair_rejection(NAMED_TOOL_MESSAGE, api="openai-chat", status=400, message=message, provider="together")
+    assert fixed.strategy == "portable-profile", fixed.why
+    assert fixed.body is not None and "name" not in fixed.body["messages"][2]
+    assert fixed.body["messages"][2]["content"] == "sunny"
+    assert http.post("/together/v1/chat/completions", json=fixed.body).status_code == 200

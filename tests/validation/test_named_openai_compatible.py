@@ -1,5 +1,5 @@
-"""Cerebras's, DashScope's, llama.cpp's, Fireworks's, xAI's, Zhipu's, NVIDIA NIM's and LM Studio's own checks and texts,
-in their own error bodies: providers reached
+"""Cerebras's, DashScope's, llama.cpp's, Fireworks's, xAI's, Zhipu's, NVIDIA NIM's, LM Studio's, Ollama's, SGLang's,
+SambaNova's and Together's own checks and texts, in their own error bodies: providers reached
 through an OpenAI-compatible base URL that refuse what OpenAI takes, or word OpenAI's rules their way."""
 
 from __future__ import annotations
@@ -110,7 +110,21 @@ def test_dashscope_s_error_body() -> None:
 
 
 @pytest.mark.parametrize(
-    "provider", ["cerebras", "dashscope", "llamacpp", "fireworks", "xai", "zhipu", "nim", "lmstudio"]
+    "provider",
+    [
+        "cerebras",
+        "dashscope",
+        "llamacpp",
+        "fireworks",
+        "xai",
+        "zhipu",
+        "nim",
+        "lmstudio",
+        "ollama",
+        "sglang",
+        "sambanova",
+        "together",
+    ],
 )
 def test_a_valid_request_takes_the_fast_path(provider: str) -> None:
     body = chat(ou(), oa(None, "c1"), ot("c1"), oa("done"), ou("thanks"))
@@ -423,3 +437,157 @@ def test_vllm_s_responses_repair_folds_an_orphan_output_or_moves_it_after_its_ca
     result = sanitize(vllm_responses(*items), api=RS, provider="vllm")
     assert [r.code for r in result.repairs] == [rule]
     assert validate(result.body, api=RS, provider="vllm") == []
+
+
+OLLAMA_BODY = {"error": {"message": "{text}", "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def ollama_body(text: str) -> dict[str, Any]:
+    return {"error": {**OLLAMA_BODY["error"], "message": text}}
+
+
+@pytest.mark.parametrize(
+    ("message", "rule", "text"),
+    [
+        # QwenLM/qwen-code#3350: content null, and no tool_calls key to stand in for it.
+        (oa(None), "ollama.content-type-nil", "invalid message content type: <nil>"),
+        (
+            {"role": "assistant", "reasoning_content": "hm"},
+            "ollama.content-type-nil",
+            "invalid message content type: <nil>",
+        ),
+        (oa(None, tool_calls=None), "ollama.content-type-nil", "invalid message content type: <nil>"),
+        # tombii/better-ccflare#141: a part of a type its OpenAI layer does not convert.
+        (oa([{"type": "refusal", "refusal": "no"}]), "ollama.invalid-message-format", "invalid message format"),
+        (ou([{"type": "input_text", "text": "hi"}]), "ollama.invalid-message-format", "invalid message format"),
+        (ou([{"type": "text", "text": None}]), "ollama.invalid-message-format", "invalid message format"),
+    ],
+)
+def test_ollama_refuses_what_its_openai_layer_cannot_convert(message: dict[str, Any], rule: str, text: str) -> None:
+    body = chat(ou(), message, ou("next"))
+    [violation] = validate(body, api=OC, provider="ollama")
+    assert (violation.rule, violation.message, violation.message_index, violation.status) == (rule, text, 1, 400)
+    assert violation.body == ollama_body(text)
+    repaired = sanitize(body, api=OC, provider="ollama")
+    assert validate(repaired.body, api=OC, provider="ollama") == []
+
+
+@pytest.mark.parametrize("arguments", ["", "not json", "[1]", '"{}"'])
+def test_ollama_refuses_arguments_that_are_not_an_object_and_pv010_repairs_them(arguments: str) -> None:
+    body = chat(ou(), {**oa(None, "c1")}, ot("c1"), ou("next"))
+    body["messages"][1]["tool_calls"][0]["function"]["arguments"] = arguments
+    assert found(body, "ollama") == [("ollama.invalid-tool-call-arguments", "invalid tool call arguments", 1)]
+    repaired = sanitize(body, api=OC, provider="ollama")
+    assert [r.code for r in repaired.repairs] == ["PV010"]
+    assert found(repaired.body, "ollama") == []
+
+
+def test_ollama_takes_what_openai_takes_and_only_the_first_refusal_is_answered() -> None:
+    ok = chat(ou([{"type": "text", "text": "hi"}, {"type": "image_url", "image_url": {"url": "x"}}]), oa(None, "c1"))
+    ok["messages"].append(ot("c1"))
+    ok["messages"][1]["tool_calls"][0]["function"]["arguments"] = "null"  # Go unmarshals it into a nil map
+    assert found(ok, "ollama") == []
+    assert found(chat(ou(), oa(None, tool_calls=[])), "ollama") == []  # an empty list is not nil in Go
+    assert found(chat(ou(), ot("c9")), "ollama") == []  # no pairing checks
+    two = chat(ou(), oa(None), ou([{"type": "file", "file": {"file_id": "f"}}]))
+    assert found(two, "ollama") == [("ollama.content-type-nil", "invalid message content type: <nil>", 1)]
+
+
+SGLANG_TOOL_ROLE = "Message has tool role, but there was no previous assistant message with a tool call!"
+
+
+def sglang_body(text: str) -> dict[str, Any]:
+    return {"object": "error", "message": text, "type": "BadRequest", "param": None, "code": 400}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "text"),
+    [
+        ("", "Assistant tool call function.arguments must be valid JSON."),
+        ('{"q": ', "Assistant tool call function.arguments must be valid JSON."),
+        ('"{\\"q\\": 1}"', "Assistant tool call function.arguments must be a JSON object."),
+        ("[1]", "Assistant tool call function.arguments must be a JSON object."),
+    ],
+)
+def test_sglang_parses_replayed_arguments_into_an_object(arguments: str, text: str) -> None:
+    body = chat(ou(), oa(None, "c1"), ot("c1"), ou("next"), model="Qwen/Qwen3-8B")
+    body["messages"][1]["tool_calls"][0]["function"]["arguments"] = arguments
+    [violation] = validate(body, api=OC, provider="sglang")
+    assert (violation.rule, violation.message, violation.message_index) == ("sglang.arguments-not-object", text, 1)
+    assert violation.body == sglang_body(text)
+    repaired = sanitize(body, api=OC, provider="sglang")
+    assert [r.code for r in repaired.repairs] == ["PV010"]
+    assert validate(repaired.body, api=OC, provider="sglang") == []
+
+
+@pytest.mark.parametrize(
+    ("messages", "index", "rule"),
+    [
+        # A history trimmed between a call and its result (sgl-project/sglang PR#14748's text).
+        ((ou(), ot("c1"), ou("next")), 1, "TP004"),
+        # The result before its call: the template has no call yet.
+        ((ou(), ot("c1"), oa(None, "c1"), ou("next")), 1, "TP003"),
+    ],
+)
+def test_sglang_s_gpt_oss_template_refuses_a_tool_message_after_no_call(
+    messages: tuple[dict[str, Any], ...], index: int, rule: str
+) -> None:
+    body = chat(*messages, model="openai/gpt-oss-120b")
+    [violation] = validate(body, api=OC, provider="sglang")
+    assert (violation.rule, violation.message, violation.message_index) == (
+        "sglang.tool-role-without-call",
+        SGLANG_TOOL_ROLE,
+        index,
+    )
+    assert violation.body == sglang_body(SGLANG_TOOL_ROLE)
+    repaired = sanitize(body, api=OC, provider="sglang")
+    assert rule in [r.code for r in repaired.repairs]
+    assert validate(repaired.body, api=OC, provider="sglang") == []
+
+
+def test_sglang_judges_the_template_only_for_the_models_known_to_raise_it() -> None:
+    orphan = chat(ou(), ot("c1"), ou("next"))
+    assert found({**orphan, "model": "MiniMaxAI/MiniMax-M2"}, "sglang")[0][0] == "sglang.tool-role-without-call"
+    assert found({**orphan, "model": "Qwen/Qwen3-8B"}, "sglang") == []
+    paired = chat(ou(), oa(None, "c1"), ot("c1"), ou("next"), model="openai/gpt-oss-20b")
+    assert found(paired, "sglang") == []
+    # Tool messages with text parts: SGLang flattens them itself.
+    parts = chat(ou(), oa(None, "c1"), ot("c1", [{"type": "text", "text": "ok"}]), model="openai/gpt-oss-20b")
+    assert found(parts, "sglang") == []
+
+
+SAMBANOVA = (
+    "Unable to tokenize message with status code 400 for model {model}: "
+    "Invalid 'content' type. Expected one of: ['str'], got list."
+)
+
+
+@pytest.mark.parametrize("model", ["DeepSeek-V3.1", "Meta-Llama-3.3-70B-Instruct"])
+def test_sambanova_refuses_text_parts_naming_the_request_s_model(model: str) -> None:
+    # musistudio/claude-code-router#965: Claude Code's blocks as Chat text parts.
+    body = chat(osys([{"type": "text", "text": "Be brief."}]), ou([{"type": "text", "text": "hi"}]), model=model)
+    [violation] = validate(body, api=OC, provider="sambanova")
+    text = SAMBANOVA.format(model=model)
+    assert (violation.rule, violation.message, violation.message_index) == ("sambanova.content-not-string", text, 0)
+    assert violation.body == {"error": {"message": text, "type": "invalid_request_error", "param": None, "code": None}}
+    repaired = sanitize(body, api=OC, provider="sambanova")
+    assert [m["content"] for m in repaired.body["messages"]] == ["Be brief.", "hi"]
+    assert validate(repaired.body, api=OC, provider="sambanova") == []
+
+
+def test_sambanova_leaves_an_image_for_its_vision_models() -> None:
+    image = ou([{"type": "text", "text": "what is it?"}, {"type": "image_url", "image_url": {"url": "x"}}])
+    body = chat(image, model="Llama-4-Maverick-17B-128E-Instruct")
+    assert found(body, "sambanova") == []
+    assert sanitize(body, api=OC, provider="sambanova").repairs == []
+
+
+def test_together_checks_nothing_and_answers_in_its_own_body() -> None:
+    named = chat(ou(), oa(None, "c1"), ot("c1", name="ls"), ou("next"))
+    assert found(named, "together") == []
+    assert sanitize(named, api=OC, provider="together").repairs == []
+    # mozilla-ai/any-llm#714: no wrapper, and the key ``type_``.
+    assert error_envelope(OC, "together", "Input validation error")[1] == {
+        "message": "Input validation error",
+        "type_": "invalid_request_error",
+    }

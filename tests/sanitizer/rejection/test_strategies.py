@@ -76,6 +76,12 @@ def test_strategies_are_documented_rules_with_codes_of_their_own() -> None:
     [
         ({"error": {"message": "messages.1: bad", "type": "invalid_request_error"}}, "messages.1: bad"),
         ({"message": "Expected toolResult blocks"}, "Expected toolResult blocks"),
+        # Together (mozilla-ai/any-llm#714) and SGLang: top-level, beside a type of their own.
+        ({"message": "Input validation error", "type_": "invalid_request_error"}, "Input validation error"),
+        (
+            {"object": "error", "message": "Message has tool role", "type": "BadRequest", "code": 400},
+            "Message has tool role",
+        ),
         ([{"error": {"code": 400, "message": "contents[1]: bad"}}], "contents[1]: bad"),
         ({"error": "plain"}, "plain"),
         ({"detail": "Conversation roles must alternate"}, "Conversation roles must alternate"),
