@@ -8,7 +8,7 @@ body should cost about the same wherever it goes (each such rule takes a quick l
 
     python bench/bench_sanitize.py --scaling [SUBSTRING]
 
-times every adversarial shape of tests/_support/adversarial.py (orphans, misplaced and
+times every adversarial shape of bench/adversarial.py (orphans, misplaced and
 duplicate results, reused and invalid ids, long same-role runs...) at n and 4n, for ``sanitize``
 and ``validate``, and prints the ratio: about 4 is linear, 16 quadratic. SUBSTRING picks shapes
 by name, e.g. ``gemini`` or ``orphan-per-message``.
@@ -123,7 +123,7 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def scaling(only: str) -> None:
-    from tests._support.adversarial import CHECKS, SHAPES, Shape
+    from bench.adversarial import CHECKS, SHAPES, Shape
 
     def best(run: Any, body: dict[str, Any]) -> tuple[float, int]:
         times, found = [], 0

@@ -15,22 +15,24 @@ from starlette.requests import HTTPConnection, Request
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from . import provider_table
 from .browsers import BrowserGuard, Refusal
 from .capture import Capturer, CaptureStore
+from .exchange import Exchange, ProxyState, request_id_of
 from .http1 import Proxy
 from .labels import ModelLabels
 from .learnt import LearntProfiles, ProfilesFileError
 from .metrics import Metrics
-from .redaction import secrets_of
-from .routes import table
-from .routes.context import ProxyState
-from .routes.endpoints import fixed_paths, routes
+from .observers.captures import CaptureKeeper
+from .observers.log import ExchangeLog
+from .observers.metrics import ExchangeMetrics
+from .redaction import Secrets
+from .routes.endpoints import fixed_paths, starlette_routes
 from .routes.errors import error_response, exception_handlers, internal_error, provider_of
-from .routes.exchange import Exchange, request_id_of
 from .routes.model_routes import build_router
-from .settings import BedrockSettings, ConfigError, Settings
+from .settings import BedrockSettings, ConfigError, RetrySettings, Settings
 from .upstreams import via_litellm
-from .upstreams.native import Signer, Upstream, upstream_ssl_context
+from .upstreams.native import Retries, Signer, Timeouts, Upstream, upstream_ssl_context
 
 _YOUNG_GENERATION_THRESHOLD = 10_000
 _STAMPED = frozenset({b"x-suture-request-id", b"x-suture-repairs"})  # CPython's default is 700: see the lifespan
@@ -42,18 +44,12 @@ def build_app(settings: Settings) -> Starlette:
         settings=settings,
         policy=settings.policy.to_policy(),
         metrics=Metrics(),
-        model_labels=ModelLabels(rule.match for rule in settings.routes),
         browsers=BrowserGuard(settings.host, settings.allowed_hosts, settings.allowed_origins),
     )
-    if settings.otel.enabled:
-        try:
-            from .tracing import ExchangeTracer  # OpenTelemetry is imported only when tracing is on
-        except ImportError:
-            raise ConfigError("otel.enabled needs OpenTelemetry: pip install 'suture[otel]'") from None
-        state.tracer = ExchangeTracer.from_environment()
     state.router = build_router(settings)
-    state.secrets = secrets_of(settings, state.router)
-    signers = {p.name: _aws_signer(p, settings) for p in table.providers() if p.upstream_key == "sigv4"}
+    routed_keys = [t.api_key.get_secret_value() for t in state.router.targets if t.api_key is not None]
+    state.secrets = Secrets([*settings.secret_values(), *routed_keys])
+    signers = {p.name: _aws_signer(p, settings) for p in provider_table.providers() if p.upstream_key == "sigv4"}
     try:
         tls = upstream_ssl_context(settings.upstream_ca_file)
     except ValueError as exc:
@@ -63,23 +59,20 @@ def build_app(settings: Settings) -> Starlette:
         state.capture = Capturer(CaptureStore(settings.capture.dir, settings.capture.max_bytes))
     if settings.learning.enabled:
         state.learnt = learnt_profiles(settings)
-    page: list[BaseRoute] = []
-    if settings.ui.enabled:
-        from .ui.live import page_for
-
-        state.ui, mount = page_for(settings, state.learnt)
-        page.append(mount)
+    page = _observe(state)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        for provider in table.providers():
+        t = settings.timeouts
+        timeouts = Timeouts(connect=t.connect, read=t.read, write=t.write, pool=t.pool)
+        for provider in provider_table.providers():
             name = provider.name
             state.upstreams[name] = Upstream(
                 name,
                 settings.route(name).upstream,
-                timeouts=settings.timeouts,
+                timeouts=timeouts,
                 max_connections=settings.max_connections,
-                retries=settings.route(name).retries,
+                retries=_retries(settings.route(name).retries),
                 sign=signers.get(name),
                 ssl_context=tls,
                 proxy=proxy,
@@ -89,7 +82,7 @@ def build_app(settings: Settings) -> Starlette:
                 state.named_upstreams[target.name] = Upstream(
                     target.name,
                     target.base_url,
-                    timeouts=settings.timeouts,
+                    timeouts=timeouts,
                     max_connections=settings.max_connections,
                     ssl_context=tls,
                     proxy=proxy,
@@ -129,7 +122,7 @@ def build_app(settings: Settings) -> Starlette:
                 state.tracer.shutdown()  # sends the spans still batched
             via_litellm.log_redaction.registries.remove(state.secrets)
 
-    served = [*page, *routes(settings)]
+    served = [*page, *starlette_routes(settings)]
     state.fixed_paths = fixed_paths(served)
     app = SutureApp(
         routes=served,
@@ -177,13 +170,44 @@ class SutureApp(Starlette):
         except Exception as exc:
             # As Starlette's ServerErrorMiddleware would: a provider-shaped 500 if nothing was sent
             # yet, then the exception goes on to uvicorn, which logs it and closes the connection.
-            if not scope["suture"].response_started:
+            if not scope["suture"].answer.started:
                 error = await internal_error(request, exc)
                 # Stamped by the context middleware on this path.
                 del error.headers["x-request-id"]
                 del error.headers["x-suture-request-id"]
                 await error(scope, receive, send)
             raise
+
+
+def _retries(retries: RetrySettings) -> Retries:
+    return Retries(attempts=retries.attempts, when=tuple(retries.when), backoff=retries.backoff)
+
+
+def _observe(state: ProxyState) -> list[BaseRoute]:
+    """Register the observers of finished exchanges, in the order they are told: metrics, log lines,
+    capture store, the page's feed, the tracer. Returns the page's routes (none when it is off)."""
+    settings = state.settings
+    labels = ModelLabels(rule.match for rule in settings.routes)
+    state.observers += [ExchangeMetrics(state.metrics, labels), ExchangeLog()]
+    if state.capture is not None:
+        state.observers.append(CaptureKeeper(state.capture))
+    page: list[BaseRoute] = []
+    if settings.ui.enabled:
+        from .ui.live import page_for
+
+        feed, mount = page_for(settings, state.learnt)
+        state.page_keeps_bodies = feed.ring.keep_bodies
+        state.observers.append(feed)
+        page.append(mount)
+    if settings.otel.enabled:
+        try:
+            from .tracing import ExchangeTracer  # OpenTelemetry is imported only when tracing is on
+        except ImportError:
+            raise ConfigError("otel.enabled needs OpenTelemetry: pip install 'suture[otel]'") from None
+        tracer = ExchangeTracer.from_environment()
+        state.tracer = tracer
+        state.observers.append(tracer)
+    return page
 
 
 def learnt_profiles(settings: Settings) -> LearntProfiles:
@@ -217,9 +241,10 @@ class RequestContextMiddleware:
 
         async def stamped_send(message: Message) -> None:
             if message["type"] == "http.response.start":
-                exchange.status = message["status"]
-                exchange.response_started = True
-                if exchange.stamped:  # a relay stamps its own headers, as it builds them
+                answer = exchange.answer
+                answer.status = message["status"]
+                answer.started = True
+                if answer.stamped:  # a relay stamps its own headers, as it builds them
                     await send(message)
                     return
                 headers = []
@@ -246,8 +271,8 @@ async def _refuse_socket(state: ProxyState, scope: Scope, receive: Receive, send
     """A WebSocket handshake the browser checks refuse: the HTTP answer a request would get, and its
     access line (a close before the handshake would be a bare 403, logged nowhere)."""
     exchange = Exchange(state, {**scope, "method": "GET"}, request_id_of(scope))
-    exchange.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
-    exchange.status = refusal.status
+    exchange.answer.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
+    exchange.answer.status = refusal.status
     try:
         if "websocket.http.response" in scope.get("extensions", {}):
             response = error_response(provider_of(HTTPConnection(scope)), refusal.status, refusal.message)
@@ -255,7 +280,7 @@ async def _refuse_socket(state: ProxyState, scope: Scope, receive: Receive, send
             await send({"type": "websocket.http.response.start", "status": refusal.status, "headers": headers})
             await send({"type": "websocket.http.response.body", "body": response.body})
         else:
-            exchange.status = 403  # what a server without the extension answers a close with
+            exchange.answer.status = 403  # what a server without the extension answers a close with
             await send({"type": "websocket.close", "code": 1008})
     finally:
         exchange.finish()
@@ -263,7 +288,7 @@ async def _refuse_socket(state: ProxyState, scope: Scope, receive: Receive, send
 
 def _refused(exchange: Exchange, refusal: Refusal) -> ASGIApp:
     """The answer to a request the browser checks refuse, before anything of it is read."""
-    exchange.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
+    exchange.answer.outcome = "refused_browser" if refusal.status == 403 else "refused_host"
 
     async def answer(scope: Scope, receive: Receive, send: Send) -> None:
         response = error_response(provider_of(Request(scope)), refusal.status, refusal.message)
@@ -273,7 +298,7 @@ def _refused(exchange: Exchange, refusal: Refusal) -> ASGIApp:
     return answer
 
 
-def _aws_signer(provider: table.Provider, settings: Settings) -> Signer | None:
+def _aws_signer(provider: provider_table.Provider, settings: Settings) -> Signer | None:
     """Suture's AWS credentials for a provider it signs for, found once at start-up; raises ConfigError."""
     cfg = settings.route(provider.name)
     assert isinstance(cfg, BedrockSettings)

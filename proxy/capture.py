@@ -34,7 +34,6 @@ from sanitizer import Repair
 
 from . import json_bytes
 from .logs import log
-from .payloads import SAFE_HEADERS
 from .redaction import Secrets
 
 capture_log = logging.getLogger("suture.capture")
@@ -50,6 +49,10 @@ _SUFFIX = ".json"
 _TEMP_PREFIX = ".tmp-"
 # A full disk, or a full quota: old captures can make room for the new one.
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+# Request headers that say which API version a body speaks and hold no secret; all others are
+# dropped from captures (and from payloads a user hands the CLI).
+SAFE_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
 
 
 @dataclass

@@ -34,10 +34,8 @@ import orjson
 from sanitizer.rejection import Lesson
 
 from .logs import log, repair_log
+from .settings import StatedFix
 
-IN_CAPTURE_DIR = Path("learnt", "profiles.json")
-"""Where the file is by default, under the capture directory: a directory of its own, so that
-nothing reading or evicting captures (``*.json`` files) ever takes it for one."""
 _VERSION = 1
 _RELOAD_EVERY = 1.0
 # A model's date or build stamp: what later snapshots of the same model change.
@@ -311,3 +309,28 @@ def _stamp_of(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size
+
+
+STATED = "stated in the configuration"
+LEARNT = "learnt from an earlier refusal of this upstream"
+
+
+@dataclass(frozen=True, slots=True)
+class School:
+    """An upstream as lessons know it: its name, where it points, what the config states of it."""
+
+    upstream: str
+    base_url: str
+    stated: tuple[StatedFix, ...] = ()
+    learns: bool = True
+
+    def lessons(self, learnt: LearntProfiles | None, model: str | None) -> tuple[tuple[Lesson, ...], str]:
+        """The fixes for ``model`` and where they come from (:data:`STATED`, :data:`LEARNT`)."""
+        if model is None:
+            return (), LEARNT
+        stated = [fix for fix in self.stated if fnmatch.fnmatchcase(model, fix.models)]
+        if stated:
+            return tuple(lesson for fix in stated for lesson in fix.lessons()), STATED
+        if learnt is None or not self.learns:
+            return (), LEARNT
+        return learnt.lessons_for(self.upstream, self.base_url, model), LEARNT

@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .routes import table
+from . import provider_table
+from .capture import SAFE_HEADERS
 from .routes.off_loop import TRANSCRIPT_KEYS as _TRANSCRIPT_KEYS
 
-# Request headers that say which API version a body speaks and hold no secret; all others are dropped.
-SAFE_HEADERS = frozenset({"content-type", "anthropic-version", "anthropic-beta", "openai-beta"})
 _REQUEST_LINE = re.compile(r"^(POST|PUT|PATCH|GET) (\S+) HTTP/\d(?:\.\d)?\s*$")
 # How a request path gives its format away: the route table's markers (`/chat/completions`...).
-_API_OF_PATH = tuple((marker, route.api) for route in table.ROUTES for marker in route.markers)
+_API_OF_PATH = tuple((marker, route.api) for route in provider_table.ROUTES for marker in route.markers)
 
 
 class PayloadError(Exception):

@@ -9,15 +9,9 @@ texts and captures redact from.
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
-import urllib.parse
 from collections.abc import Iterable
-
-from .routes import table
-from .routes.model_routes import Router
-from .settings import Settings
 
 # Shorter values match ordinary words: nobody configures a key this short.
 MIN_SECRET_LENGTH = 8
@@ -116,28 +110,6 @@ class StreamMask:
     def flush(self) -> bytes:
         held, self._held = self._held, b""
         return held
-
-
-def secrets_of(settings: Settings, router: Router) -> Secrets:
-    """Every secret in ``settings`` and the keys the route table loaded from the environment."""
-    values: list[str] = []
-    for provider in table.providers():
-        route = settings.route(provider.name)
-        for secret in (route.upstream_api_key, route.client_api_key):
-            if secret is not None:
-                values.append(secret.get_secret_value())
-    for target in router.targets:
-        if target.api_key is not None:
-            values.append(target.api_key.get_secret_value())
-    if settings.ui.api_key is not None:
-        values.append(settings.ui.api_key.get_secret_value())
-    if settings.upstream_proxy is not None:
-        parts = urllib.parse.urlsplit(settings.upstream_proxy.get_secret_value())
-        if parts.password:
-            user = urllib.parse.unquote(parts.username or "")
-            password = urllib.parse.unquote(parts.password)
-            values += [password, base64.b64encode(f"{user}:{password}".encode()).decode()]
-    return Secrets(values)
 
 
 # Shapes of provider keys (OpenAI's and Anthropic's sk-..., Google's AIza..., AWS access key ids):

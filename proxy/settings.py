@@ -8,6 +8,7 @@ request path only reads them.
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import os
 import re
@@ -42,7 +43,7 @@ from pydantic_settings import (
 from sanitizer import Policy, PolicyError
 from sanitizer.providers import ACCEPTED
 
-from .routes import table
+from . import provider_table
 
 Mode = Literal["repair", "report", "strict"]
 
@@ -192,9 +193,9 @@ _FIXES_FIELD: Any = Field(
 _LEARN_FIELD: Any = Field(default=True, description="Learn fixes from this upstream's refusals (learning.enabled too).")
 
 
-class RouteSettings(_Section):
+class ProviderSettings(_Section):
     """One provider's upstream and how Suture treats its traffic: the section of a provider of the
-    route table (``proxy/routes/table.py``), which also gives its default upstream."""
+    route table (``proxy/provider_table.py``), which also gives its default upstream."""
 
     upstream: str = Field(description="Base URL the provider's paths are appended to.")
     mode: Mode | None = Field(default=None, description="Overrides the global mode for this provider.")
@@ -227,7 +228,7 @@ class RouteSettings(_Section):
         return value
 
     @model_validator(mode="after")
-    def _client_key_needs_upstream_key(self) -> RouteSettings:
+    def _client_key_needs_upstream_key(self) -> ProviderSettings:
         if self.client_api_key is not None and self.upstream_api_key is None:
             raise ValueError(
                 "client_api_key needs upstream_api_key: with pass-through credentials the client's key "
@@ -240,7 +241,7 @@ class RouteSettings(_Section):
         return True
 
 
-class BedrockSettings(RouteSettings):
+class BedrockSettings(ProviderSettings):
     """Bedrock Converse. A repaired body breaks the client's SigV4 signature, so Suture signs every
     upstream request itself with AWS credentials from the standard chain (environment, profile,
     SSO, instance role...), and clients authenticate to Suture with ``client_api_key``."""
@@ -262,7 +263,7 @@ class BedrockSettings(RouteSettings):
     def _default_upstream(cls, data: Any) -> Any:
         if isinstance(data, dict) and "upstream" not in data:
             region = data.get("region", "us-east-1")
-            return {**data, "upstream": table.BEDROCK.default_upstream.replace("{region}", str(region))}
+            return {**data, "upstream": provider_table.BEDROCK.default_upstream.replace("{region}", str(region))}
         return data
 
     def serves(self) -> bool:
@@ -270,7 +271,7 @@ class BedrockSettings(RouteSettings):
 
     @model_validator(mode="after")
     def _client_key_needs_upstream_key(self) -> BedrockSettings:
-        # Overrides RouteSettings' check: here Suture's upstream credentials are AWS's, not a key.
+        # Overrides ProviderSettings' check: here Suture's upstream credentials are AWS's, not a key.
         if self.upstream_api_key is not None:
             raise ValueError("upstream_api_key is not used: Suture signs Bedrock requests with AWS credentials")
         if self.enabled and self.client_api_key is None:
@@ -396,6 +397,11 @@ class CaptureSettings(_Section):
         return value
 
 
+IN_CAPTURE_DIR = Path("learnt", "profiles.json")
+"""Where learnt fixes are kept by default, under ``capture.dir``: a directory of its own, so that
+nothing reading or evicting captures (``*.json`` files) ever takes it for one."""
+
+
 class LearningSettings(_Section):
     """Profiles learnt from refusals: once a refusal of an upstream was repaired, later requests to
     it (for the same model or its later snapshots) get that fix before their first attempt."""
@@ -412,8 +418,6 @@ class LearningSettings(_Section):
     def path(self, capture_dir: Path | None) -> Path | None:
         if self.file is not None:
             return self.file
-        from .learnt import IN_CAPTURE_DIR
-
         return capture_dir / IN_CAPTURE_DIR if capture_dir is not None else None
 
 
@@ -637,7 +641,7 @@ class SettingsBase(BaseSettings):
     @field_validator("upstreams", check_fields=False)
     @classmethod
     def _no_builtin_names(cls, value: dict[str, UpstreamSettings]) -> dict[str, UpstreamSettings]:
-        sections = {provider.name for provider in table.providers()}
+        sections = {provider.name for provider in provider_table.providers()}
         for name in value:
             if name in sections:
                 raise ValueError(f"{name!r} is the built-in `{name}:` section; name this upstream otherwise")
@@ -669,13 +673,33 @@ class SettingsBase(BaseSettings):
         upstreams: dict[str, UpstreamSettings] = Field(default_factory=dict)
         routes: tuple[RouteRule, ...] = ()
 
-    def route(self, name: str) -> RouteSettings:
+    def route(self, name: str) -> ProviderSettings:
         """The section of the provider called ``name`` (``openai``...)."""
-        section: RouteSettings = getattr(self, name)
+        section: ProviderSettings = getattr(self, name)
         return section
 
     def mode_for(self, name: str) -> Mode:
         return self.route(name).mode or self.mode
+
+    def secret_values(self) -> list[str]:
+        """Every secret these settings hold, as it would appear on the wire (the upstream proxy's
+        password also as its basic credentials): what Suture masks out of whatever it relays. The
+        route table's keys are read from the environment by its router, which adds them."""
+        values: list[str] = []
+        for provider in provider_table.providers():
+            section = self.route(provider.name)
+            for secret in (section.upstream_api_key, section.client_api_key):
+                if secret is not None:
+                    values.append(secret.get_secret_value())
+        if self.ui.api_key is not None:
+            values.append(self.ui.api_key.get_secret_value())
+        if self.upstream_proxy is not None:
+            parts = urllib.parse.urlsplit(self.upstream_proxy.get_secret_value())
+            if parts.password:
+                user = urllib.parse.unquote(parts.username or "")
+                password = urllib.parse.unquote(parts.password)
+                values += [password, base64.b64encode(f"{user}:{password}".encode()).decode()]
+        return values
 
 
 # The sections a `routes:` rule may name as its upstream: the providers Chat, Responses and
@@ -683,26 +707,26 @@ class SettingsBase(BaseSettings):
 BUILTIN_TARGETS: tuple[Literal["openai", "anthropic"], ...] = ("openai", "anthropic")
 
 
-def _section_class(provider: table.Provider) -> type[RouteSettings]:
+def _section_class(provider: provider_table.Provider) -> type[ProviderSettings]:
     if provider.upstream_key == "sigv4":
         return BedrockSettings
-    section: type[RouteSettings] = create_model(
+    section: type[ProviderSettings] = create_model(
         f"{provider.name.title()}Settings",
-        __base__=RouteSettings,
+        __base__=ProviderSettings,
         __module__=__name__,
         upstream=(str, Field(default=provider.default_upstream, description=_UPSTREAM_DESCRIPTION)),
     )
     return section
 
 
-_UPSTREAM_DESCRIPTION = RouteSettings.model_fields["upstream"].description
+_UPSTREAM_DESCRIPTION = ProviderSettings.model_fields["upstream"].description
 
 
-def settings_class(routes: tuple[table.Route, ...] | None = None) -> type[SettingsBase]:
+def settings_class(routes: tuple[provider_table.Route, ...] | None = None) -> type[SettingsBase]:
     """The settings, with one section per provider of ``routes`` (by default the route table's)."""
-    table.check(routes or table.ROUTES)
+    provider_table.check(routes or provider_table.ROUTES)
     sections: dict[str, Any] = {}
-    for provider in table.providers(routes):
+    for provider in provider_table.providers(routes):
         section = _section_class(provider)
         sections[provider.name] = (section, section.model_validate({}))
     settings: type[SettingsBase] = create_model(

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import provider_table
 from .config_reference import rows
-from .routes import table
 from .settings import Settings
 
 # SUTURE_* names read by something other than the settings (the test suite's golden-file switch).
@@ -24,7 +24,7 @@ _NOT_SETTINGS = frozenset({"SUTURE_UPDATE_GOLDEN"})
 def describe(settings: Settings, config: Path | None, version: str) -> dict[str, Any]:
     """The fields of the start-up line."""
     providers: dict[str, Any] = {}
-    for provider in table.providers():
+    for provider in provider_table.providers():
         section = settings.route(provider.name)
         if not section.serves():
             providers[provider.name] = "off"
@@ -69,7 +69,7 @@ def keys_without_client_key(settings: Settings) -> list[str]:
     """The providers whose key Suture holds while their clients need none: anyone who can reach it spends it."""
     return [
         provider.name
-        for provider in table.providers()
+        for provider in provider_table.providers()
         if settings.route(provider.name).serves()
         and settings.route(provider.name).upstream_api_key is not None
         and settings.route(provider.name).client_api_key is None

@@ -1,7 +1,8 @@
 """OpenTelemetry traces of Suture's exchanges (``otel.enabled``; ``pip install 'suture[otel]'``).
 
 Imported only when tracing is on: with it off, no OpenTelemetry module is loaded and the
-request path pays one ``is None`` test in :meth:`Exchange.finish`.
+request path pays one ``is None`` test where a request goes upstream. The tracer is an observer of
+finished exchanges (``proxy.exchange``).
 
 One span per request, ended when the exchange finishes (a stream's when its last byte was
 relayed). On the native routes it begins as the request goes upstream (:meth:`ExchangeTracer.begin`),
@@ -31,7 +32,6 @@ import re
 import time
 import urllib.parse
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
 
 from opentelemetry import trace
 from opentelemetry.context import Context
@@ -42,17 +42,11 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
+from .exchange import Exchange
 from .metrics import version
 from .settings import ConfigError
+from .upstreams.streamed import StreamedAnswer
 
-if TYPE_CHECKING:
-    from .routes.exchange import Exchange
-    from .upstreams.streamed import StreamedAnswer
-
-# gen_ai.operation.name by route (the conventions' well-known values); count_tokens is none of them.
-_OPERATIONS = {"chat": "chat", "responses": "chat", "messages": "chat", "gemini": "generate_content", "bedrock": "chat"}
-# gen_ai.provider.name by Suture's provider section (the conventions' well-known values).
-_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gcp.gemini", "bedrock": "aws.bedrock"}
 # Token counts as each format writes them, in a body or in its stream's last events (Anthropic's
 # message_delta repeats the final counts; OpenAI's last chunk holds them with include_usage).
 _INPUT_TOKENS = re.compile(rb'"(?:prompt_tokens|input_tokens|inputTokens|promptTokenCount)"\s*:\s*(\d+)')
@@ -92,7 +86,7 @@ class ExchangeTracer:
 
         Only with tracing on: the relay's own loop stays as it is."""
         chunks = answer.chunks
-        kept = exchange.answer_sample = [b"", b""]
+        kept = exchange.answer.sample = [b"", b""]
 
         async def sampled() -> AsyncIterator[bytes]:
             async for chunk in chunks():
@@ -120,47 +114,53 @@ class ExchangeTracer:
         start = now - int((time.perf_counter() - exchange.started) * 1e9)
         server = self._tracer.start_span("suture", _parent(exchange), SpanKind.SERVER, start_time=start)
         call = self._tracer.start_span("upstream", trace.set_span_in_context(server), SpanKind.CLIENT, start_time=now)
-        exchange.spans = (server, call)
+        exchange.upstream.spans = (server, call)
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, trace.set_span_in_context(call))
         return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in carrier.items()]
 
-    def record(self, exchange: Exchange, elapsed: float, route: str) -> None:
-        """Write the spans of ``exchange``, which ended ``elapsed`` seconds after it began."""
+    def finished(self, exchange: Exchange) -> None:
+        """Write the spans of ``exchange``."""
         end = time.time_ns()
-        start = end - int(elapsed * 1e9)
+        start = end - int(exchange.elapsed * 1e9)
+        route = exchange.route_label
+        destination, transcript, answer = exchange.destination, exchange.transcript, exchange.answer
+        attempt = exchange.upstream
         scope = exchange.scope
         method: str = scope["method"]
-        operation = _OPERATIONS.get(exchange.route.name) if exchange.route is not None else None
-        model = exchange.model[:256] if exchange.model is not None else None
+        operation = destination.route.otel_operation if destination.route is not None else None
+        model = transcript.model[:256] if transcript.model is not None else None
         attributes: dict[str, AttributeValue] = {
             "http.request.method": method,
             "http.route": route,
-            "http.response.status_code": exchange.status,
+            "http.response.status_code": answer.status,
             "suture.request_id": exchange.request_id,
-            "suture.outcome": exchange.outcome,
-            "suture.repairs": exchange.repairs_found,
-            "suture.repairs_applied": exchange.repairs_applied,
+            "suture.outcome": answer.outcome,
+            "suture.repairs": transcript.found,
+            "suture.repairs_applied": transcript.applied,
         }
         if operation is not None:
             attributes["gen_ai.operation.name"] = operation
         if model is not None:
             attributes["gen_ai.request.model"] = model
-        if exchange.mode is not None:
-            attributes["suture.mode"] = exchange.mode
-        upstream = exchange.upstream
+        if transcript.mode is not None:
+            attributes["suture.mode"] = transcript.mode
+        upstream = destination.upstream
         server = None
         if upstream is not None:
             attributes["suture.upstream"] = upstream
-            provider = exchange.provider.name if exchange.provider is not None else upstream
-            attributes["gen_ai.provider.name"] = _PROVIDERS.get(provider, provider)
+            provider = destination.provider
+            attributes["gen_ai.provider.name"] = (
+                (provider.otel_name or provider.name) if provider is not None else upstream
+            )
             server = self._server(exchange, upstream)
             if server is not None:
                 attributes["server.address"], attributes["server.port"] = server
-        if exchange.upstream_status is not None:
-            attributes["suture.upstream_status"] = str(exchange.upstream_status)
-        if exchange.answer_sample is not None:
-            head, tail = exchange.answer_sample
+        upstream_status = attempt.outcome
+        if upstream_status is not None:
+            attributes["suture.upstream_status"] = str(upstream_status)
+        if answer.sample is not None:
+            head, tail = answer.sample
             for key, pattern in (("input", _INPUT_TOKENS), ("output", _OUTPUT_TOKENS)):
                 found = pattern.findall(tail) or pattern.findall(head)
                 if found:
@@ -169,14 +169,14 @@ class ExchangeTracer:
         if error is not None:
             attributes["error.type"] = error
         name = f"{operation} {model}" if operation is not None and model else f"{method} {route}"
-        begun = exchange.spans
+        begun = attempt.spans
         if begun is None:
             span = self._tracer.start_span(name, _parent(exchange), SpanKind.SERVER, attributes, start_time=start)
         else:
             span = begun[0]
             span.update_name(name)
             span.set_attributes(attributes)
-        for repair in exchange.repairs:
+        for repair in transcript.repairs:
             event: dict[str, AttributeValue] = {"suture.repair.code": repair.code, "suture.repair.rule": repair.rule}
             event["suture.repair.action"] = repair.action
             if repair.message_index is not None:
@@ -186,21 +186,21 @@ class ExchangeTracer:
             span.add_event("suture.repair", event, timestamp=start)
         if error is not None:
             span.set_status(Status(StatusCode.ERROR, error))
-        if begun is not None or exchange.sent:
+        if begun is not None or attempt.sent_at:
             child: dict[str, AttributeValue] = {"http.request.method": method, "suture.upstream": str(upstream)}
             if server is not None:
                 child["server.address"], child["server.port"] = server
-            if isinstance(exchange.upstream_status, int):
-                child["http.response.status_code"] = exchange.upstream_status
-            failed = exchange.upstream_failure
-            if failed is None and exchange.outcome == "upstream_error":
-                failed = exchange.outcome
-            if failed is None and isinstance(exchange.upstream_status, int) and exchange.upstream_status >= 500:
-                failed = str(exchange.upstream_status)
+            if isinstance(upstream_status, int):
+                child["http.response.status_code"] = upstream_status
+            failed = attempt.failure
+            if failed is None and answer.outcome == "upstream_error":
+                failed = answer.outcome
+            if failed is None and isinstance(upstream_status, int) and upstream_status >= 500:
+                failed = str(upstream_status)
             if failed:
                 child["error.type"] = failed
             if begun is None:
-                sent = start + int((exchange.sent - exchange.started) * 1e9)
+                sent = start + int((attempt.sent_at - exchange.started) * 1e9)
                 call = self._tracer.start_span("", trace.set_span_in_context(span), SpanKind.CLIENT, start_time=sent)
             else:
                 call = begun[1]
@@ -237,12 +237,12 @@ def _address(url: str) -> tuple[str, int] | None:
 
 def _error_type(exchange: Exchange) -> str | None:
     """The conventions' ``error.type``: why the request failed, or None when it did not."""
-    if exchange.outcome != "complete":
-        return exchange.outcome
-    if exchange.upstream_failure is not None:
-        return exchange.upstream_failure
-    if exchange.status >= 500:
-        return str(exchange.status)
+    if exchange.answer.outcome != "complete":
+        return exchange.answer.outcome
+    if exchange.upstream.failure is not None:
+        return exchange.upstream.failure
+    if exchange.answer.status >= 500:
+        return str(exchange.answer.status)
     return None
 
 

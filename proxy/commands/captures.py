@@ -161,8 +161,9 @@ def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..browsers import BrowserGuard, guarded
-    from ..learnt import IN_CAPTURE_DIR, LearntProfiles, ProfilesFileError
-    from ..ui.routes import CaptureSource, build_page
+    from ..learnt import LearntProfiles, ProfilesFileError
+    from ..settings import IN_CAPTURE_DIR
+    from ..ui.page import CaptureSource, build_page
 
     try:
         store = _store(args)

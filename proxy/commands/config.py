@@ -102,13 +102,13 @@ def _show(value: Any) -> str:
 
 
 async def _probe_all(settings: Any) -> bool:
-    from ..routes import table
+    from .. import provider_table
     from ..upstreams.native import upstream_ssl_context
 
     context = upstream_ssl_context(settings.upstream_ca_file)
     targets = [
         (provider.name, settings.route(provider.name).upstream)
-        for provider in table.providers()
+        for provider in provider_table.providers()
         if settings.route(provider.name).serves()
     ]
     targets += [(f"upstreams.{name}", cfg.base_url) for name, cfg in settings.upstreams.items() if cfg.base_url]

@@ -148,7 +148,7 @@ def _chooser(profiles: LearntProfiles, args: argparse.Namespace) -> Callable[[Le
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from ..routes import table
+    from .. import provider_table
 
     try:
         profiles, _ = _open(args)
@@ -157,7 +157,7 @@ def run_export(args: argparse.Namespace) -> int:
     entries = [e for e in profiles.entries() if args.upstream is None or e.upstream == args.upstream]
     if not entries:
         return fail("no learnt fixes to export" + (f" for upstream {args.upstream!r}" if args.upstream else ""))
-    sections = {provider.name for provider in table.providers()}
+    sections = {provider.name for provider in provider_table.providers()}
     config: dict[str, Any] = {}
     for entry in entries:
         section = config.setdefault(entry.upstream, {}) if entry.upstream in sections else None

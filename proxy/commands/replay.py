@@ -12,8 +12,7 @@ from typing import Any
 
 import orjson
 
-from .. import json_bytes
-from ..routes import table
+from .. import json_bytes, provider_table
 from ._common import (
     INVALID,
     OK,
@@ -29,7 +28,7 @@ from ._common import (
 
 # Each format's endpoint after a base URL: the first route of the route table that serves it.
 _ENDPOINTS: dict[str, str] = {}
-for _route in table.ROUTES:
+for _route in provider_table.ROUTES:
     if _route.endpoint is not None:
         _ENDPOINTS.setdefault(_route.api, _route.endpoint)
 _SHOWN_BYTES = 4096
@@ -89,12 +88,12 @@ def target_url(base: str, api: str, path: str | None = None) -> str:
     return trimmed + "/v1" + endpoint
 
 
-def provider_at(url: str, api: str) -> table.Provider | None:
+def provider_at(url: str, api: str) -> provider_table.Provider | None:
     """The provider of the route table that ``url`` reaches with a body of ``api``: by its host
     (a provider's own), by its path (one of Suture's), or the format's first."""
     import httpx
 
-    rows = [r for r in table.ROUTES if r.api == api]
+    rows = [r for r in provider_table.ROUTES if r.api == api]
     parsed = httpx.URL(url)
     for row in rows:
         if parsed.host == httpx.URL(row.provider.default_upstream).host:

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 
 import aiohappyeyeballs
 
-from ..logs import log, upstream_log
 from .connection import Connection
 from .errors import (
     ConnectError,
@@ -25,6 +24,10 @@ from .errors import (
 from .framing import request_head
 from .response import Response
 from .tunnel import Proxy, open_tunnel
+
+# The upstream's logger, by name: this package imports no Suture module (its records carry
+# their fields as ``extra={"fields": ...}``, which Suture's formatters write out).
+_log = logging.getLogger("suture.upstream")
 
 
 class ConnectionPool:
@@ -107,12 +110,14 @@ class ConnectionPool:
                 response._release()
                 if attempt == 2:
                     raise RemoteProtocolError(str(exc)) from None
-                log(
-                    upstream_log,
-                    logging.WARNING,
+                _log.warning(
                     "sending the request again on a new connection: the reused one closed before the upstream read it",
-                    upstream=f"{self.host}:{self.port}",
-                    closed_after_ms=round(connection.lost_after * 1000, 3),
+                    extra={
+                        "fields": {
+                            "upstream": f"{self.host}:{self.port}",
+                            "closed_after_ms": round(connection.lost_after * 1000, 3),
+                        }
+                    },
                 )
                 continue
             except BaseException:

@@ -15,10 +15,13 @@ from typing import Protocol
 
 import httptools
 
-from ..logs import log, upstream_log
 from .errors import HTTPError, ReadTimeout, RemoteProtocolError
 from .framing import MAX_HEAD_BYTES, ending_error, length_is_declared, status_problem
 from .state import AWAITING_HEAD, BODY, COMPLETE, FAILED, INTERIM, OVER, RELEASED, TransitionError, move
+
+# The upstream's logger, by name: this package imports no Suture module (its records carry
+# their fields as ``extra={"fields": ...}``, which Suture's formatters write out).
+_log = logging.getLogger("suture.upstream")
 
 # Past this many unread bytes of an answer, the socket is no longer read (back-pressure from
 # a slow client reaches the upstream instead of filling Suture's memory).
@@ -291,11 +294,9 @@ class Response:
         # Read here: the parser forgets the answer's keep-alive flag once the message is over.
         self._keep_alive = self._parser.should_keep_alive()
         if self._forbidden is not None:
-            log(
-                upstream_log,
-                logging.WARNING,
+            _log.warning(
                 "upstream sent trailer fields RFC 9110 forbids in trailers; dropped",
-                trailers=self._forbidden,
+                extra={"fields": {"trailers": self._forbidden}},
             )
         if state is not COMPLETE:  # the answer to HEAD was complete with its head
             self._state = move(state, COMPLETE)

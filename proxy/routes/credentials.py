@@ -7,12 +7,14 @@ import hmac
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from ..settings import RouteSettings
-from . import table
+from .. import provider_table
+from ..settings import ProviderSettings
 from .errors import error_response
 
 
-def check_client_key(request: HTTPConnection, provider: table.Provider, cfg: RouteSettings) -> Response | None:
+def check_client_key(
+    request: HTTPConnection, provider: provider_table.Provider, cfg: ProviderSettings
+) -> Response | None:
     """None when the section needs no client key or this request (or WebSocket handshake) holds it;
     else a provider-shaped 401."""
     if cfg.client_api_key is None:
@@ -36,7 +38,7 @@ def check_client_key(request: HTTPConnection, provider: table.Provider, cfg: Rou
     return error_response(provider, 401, f"{what} API key for this Suture proxy")
 
 
-def request_secrets(request: HTTPConnection, cfg: RouteSettings) -> tuple[str, ...]:
+def request_secrets(request: HTTPConnection, cfg: ProviderSettings) -> tuple[str, ...]:
     """This request's credential values, so a capture can blank them out of an echoed error."""
     values = [v for k, v in request.headers.items() if k in ("x-api-key", "api-key", "x-goog-api-key")]
     values += request.query_params.getlist("key")  # Google's SDKs may send the key as ?key=

@@ -11,13 +11,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import ASGIApp
 
+from .. import provider_table
 from ..client_watch import ON_DISCONNECT_SCOPE_KEY, ClientGone
+from ..exchange import Exchange, state_of
 from ..settings import Settings
-from . import table
-from .context import state_of
 from .credentials import check_client_key
 from .errors import error_response, provider_of
-from .exchange import Exchange
 from .responses_socket import responses_socket
 from .send_native import forward, raw_path
 from .transcripts import proxy_transcript
@@ -25,7 +24,7 @@ from .transcripts import proxy_transcript
 _ANY_METHOD = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
-def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Request], Awaitable[ASGIApp]]:
+def transcript_endpoint(route: provider_table.Route, settings: Settings) -> Callable[[Request], Awaitable[ASGIApp]]:
     """The endpoint of one row of the route table."""
     cfg = settings.route(route.provider.name)
     served = cfg.serves()
@@ -33,14 +32,14 @@ def transcript_endpoint(route: table.Route, settings: Settings) -> Callable[[Req
 
     async def endpoint(request: Request) -> ASGIApp:
         exchange = Exchange.of(request)
-        exchange.route, exchange.provider = route, route.provider
+        exchange.destination.route, exchange.destination.provider = route, route.provider
         if not served:
             return _not_enabled(route.provider)
         model = None
         if route.model_of_path is not None:
             try:
                 model = route.model_of_path(request.path_params)
-            except table.NotServed as exc:
+            except provider_table.NotServed as exc:
                 if exc.other_method and settings.passthrough:
                     # Another method of the same API (Gemini's embedContent, countTokens...).
                     return await passthrough(request)
@@ -83,7 +82,9 @@ def _is_json(content_type: str) -> bool:
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
 
 
-async def _read_whole(exchange: Exchange, request: Request, provider: table.Provider, limit: int) -> bytes | Response:
+async def _read_whole(
+    exchange: Exchange, request: Request, provider: provider_table.Provider, limit: int
+) -> bytes | Response:
     """The request body, or the answer when it cannot be read: a 413 past ``limit``, or nobody's
     (the client left)."""
     try:
@@ -91,7 +92,7 @@ async def _read_whole(exchange: Exchange, request: Request, provider: table.Prov
     except _BodyTooLarge:
         return error_response(provider, 413, f"the request body is larger than Suture's limit of {limit} bytes")
     except ClientDisconnect:
-        exchange.outcome = "client_disconnected"
+        exchange.answer.outcome = "client_disconnected"
         return Response(status_code=400)
 
 
@@ -131,16 +132,16 @@ async def passthrough(request: Request) -> ASGIApp:
     relayed as it is to the upstream its path belongs to, with the same credentials and header
     policy as that provider's repaired routes."""
     exchange = Exchange.of(request)
-    exchange.label = "other"  # unknown paths share one label: a client cannot grow the metrics
+    exchange.destination.label = "other"  # unknown paths share one label: a client cannot grow the metrics
     provider = provider_of(request)
     path = request.url.path
     hint = _base_url_hint(request)
     if hint is not None:
-        exchange.provider = provider
+        exchange.destination.provider = provider
         return error_response(provider, 404, f"Suture serves no endpoint at {request.method} {path}: {hint}")
     passes = exchange.state.settings.passthrough and any(path.startswith(p) for p in provider.passthrough)
     if not passes:
-        exchange.provider = provider
+        exchange.destination.provider = provider
         allowed = _methods_served(request)
         if allowed:
             # Starlette's own 405, rendered in the provider's shape by the app's handler.
@@ -167,12 +168,12 @@ def _base_url_hint(request: Request) -> str | None:
             f"the base URL ends in /v1 once too often. Anthropic clients: base_url has no /v1 ({base}); "
             f"OpenAI clients: base_url ends in /v1 once ({base}/v1)"
         )
-    if not path.startswith("/v1/") and any("/v1" + path in row.paths for row in table.ROUTES):
+    if not path.startswith("/v1/") and any("/v1" + path in row.paths for row in provider_table.ROUTES):
         return f"OpenAI clients: base_url must end in /v1, e.g. {base}/v1"
     return None
 
 
-def _not_enabled(provider: table.Provider) -> Response:
+def _not_enabled(provider: provider_table.Provider) -> Response:
     return error_response(
         provider, 404, f"the {provider.name} route is not enabled on this Suture ({provider.name}.enabled)"
     )
@@ -197,9 +198,9 @@ def _methods_served(request: Request) -> set[str]:
     return allowed
 
 
-async def _relay_unrepaired(request: Request, provider: table.Provider, label: str | None) -> ASGIApp:
+async def _relay_unrepaired(request: Request, provider: provider_table.Provider, label: str | None) -> ASGIApp:
     exchange = Exchange.of(request)
-    exchange.provider, exchange.label = provider, label
+    exchange.destination.provider, exchange.destination.label = provider, label
     settings = exchange.state.settings
     cfg = settings.route(provider.name)
     if not cfg.serves():
@@ -252,18 +253,18 @@ async def metrics(request: Request) -> Response:
     return Response(state.metrics.render(), headers={"content-type": state.metrics.content_type})
 
 
-def routes(settings: Settings, rows: tuple[table.Route, ...] | None = None) -> list[BaseRoute]:
+def starlette_routes(settings: Settings, rows: tuple[provider_table.Route, ...] | None = None) -> list[BaseRoute]:
     """Starlette's routes: one per path of each row of ``rows`` (the route table's by default), the
     WebSocket of each Responses path, and Suture's own."""
     served: list[BaseRoute] = [
         Route(path, transcript_endpoint(row, settings), methods=["POST"])
-        for row in rows or table.ROUTES
+        for row in rows or provider_table.ROUTES
         for path in row.paths
     ]
     # OpenAI's WebSocket mode: the Responses path's GET with Upgrade: websocket (responses_socket.py).
     served += [
         WebSocketRoute(path, responses_socket(row, settings))
-        for row in rows or table.ROUTES
+        for row in rows or provider_table.ROUTES
         if row.api == "openai-responses"
         for path in row.paths
     ]

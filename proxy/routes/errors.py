@@ -11,11 +11,11 @@ from starlette.responses import Response
 
 from sanitizer.validation import error_envelope
 
-from . import table
+from .. import provider_table
 
 
-def error_response(provider: table.Provider, status: int, message: str) -> Response:
-    """A JSON error in the shape ``provider``'s clients expect (:attr:`~table.Provider.errors`).
+def error_response(provider: provider_table.Provider, status: int, message: str) -> Response:
+    """A JSON error in the shape ``provider``'s clients expect (:attr:`~provider_table.Provider.errors`).
 
     The error's type follows ``status`` in the provider's vocabulary (Anthropic's
     ``authentication_error`` for 401, OpenAI's ``invalid_api_key`` code...).
@@ -24,10 +24,10 @@ def error_response(provider: table.Provider, status: int, message: str) -> Respo
     return Response(orjson.dumps(body), status_code=status, headers=headers, media_type="application/json")
 
 
-def provider_of(request: HTTPConnection) -> table.Provider:
+def provider_of(request: HTTPConnection) -> provider_table.Provider:
     """The provider a request that reached no endpoint speaks, judged by its path and headers."""
     path, headers = request.url.path, request.headers
-    known = table.providers()
+    known = provider_table.providers()
     for provider in known:
         if any(path.startswith(sign) if sign[0] == "/" else sign in headers for sign in provider.recognised_by):
             return provider

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from . import table
+from .. import provider_table
 
 _KEY_SENT_AS = {
     "bearer": "`Authorization: Bearer`",
@@ -18,14 +18,14 @@ _KEY_SENT_AS = {
 }
 
 
-def reference(routes: tuple[table.Route, ...] | None = None) -> str:
+def reference(routes: tuple[provider_table.Route, ...] | None = None) -> str:
     """One line per row of ``routes`` (by default the route table's)."""
     lines = [
         "| POST to Suture | Format | Settings section | Sent to (default) | Client's key for Suture in "
         "| Suture's own key sent as | `suture replay` reads |",
         "|---|---|---|---|---|---|---|",
     ]
-    for route in routes or table.ROUTES:
+    for route in routes or provider_table.ROUTES:
         provider = route.provider
         paths = "<br>".join(f"`{path}`" for path in route.paths)
         upstream = provider.default_upstream + (route.upstream_path or "{the path as sent}")

@@ -9,13 +9,14 @@ refusal's bytes, decides whether another try is allowed, and writes down what ha
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import orjson
 
-from sanitizer import Policy
 from sanitizer.rejection import (
     PORTABLE_PROFILE,
     REJECTION_STATUSES,
@@ -25,22 +26,59 @@ from sanitizer.rejection import (
     repair_rejection,
 )
 
-__all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier"]
-
 from ..capture import decoded
 from ..client_watch import ClientGone
+from ..exchange import Exchange, RetryPlan
 from ..learnt import ProfilesFileError
 from ..logs import log, repair_log
 from ..redaction import Secrets
-from ..settings import RejectionRepairSettings
+from ..upstreams.streamed import UpstreamFailure
 from .credentials import request_secrets
 from .off_loop import long_transcript
 
-if TYPE_CHECKING:
-    from .exchange import Exchange
+__all__ = ["MAX_REFUSAL_BYTES", "REJECTION_STATUSES", "Retrier", "refusal_text", "send_with_retries"]
 
 # A refusal is a short JSON error; anything longer is relayed unread.
 MAX_REFUSAL_BYTES = 64 * 1024
+
+_A = TypeVar("_A")
+
+
+async def send_with_retries(
+    exchange: Exchange,
+    attempt: Callable[[Any], Awaitable[tuple[_A, int]]],
+    refusal_of: Callable[[_A, int], Awaitable[str | None]],
+) -> tuple[_A, Retrier | None]:
+    """Send the request, and again (repaired) after each refusal of its transcript the rejection
+    repair can fix, within the allowance; return the last answer and the retrier, if one was made.
+
+    ``attempt(body)`` sends ``body`` (None: the request as first built) and returns its answer and
+    status; an :class:`UpstreamFailure` it raises passes through. ``refusal_of(answer, status)``
+    reads a refusal's message (None: unreadable, relay it as it is). ``exchange.upstream``'s
+    ``sent_at`` is when the last attempt went, its ``retries`` how many followed a refusal.
+    """
+    call = exchange.upstream
+    call.sent_at = time.perf_counter()
+    answer, status = await attempt(None)
+    plan = exchange.transcript.retry_plan
+    if plan is None or status not in REJECTION_STATUSES:
+        return answer, None
+    retrier = Retrier(exchange, plan)
+    try:
+        while retrier.wants(status):
+            # A refusal of the transcript may say what to repair: read before it is relayed.
+            message = await refusal_of(answer, status)
+            again = await retrier.repaired(status, message) if message is not None else None
+            if again is None:
+                break
+            call.retries = retrier.attempts
+            call.sent_at = time.perf_counter()
+            answer, status = await attempt(again)
+            retrier.settled(status)
+    except UpstreamFailure as exc:
+        retrier.settled(exc.outcome)
+        raise
+    return answer, retrier
 
 
 @dataclass(eq=False, slots=True)
@@ -48,12 +86,9 @@ class Retrier:
     """One request's allowance of retries after refusals, and the body as it was last sent."""
 
     exchange: Exchange
-    api: str
-    rules_for: str | None
-    model: str | None
-    policy: Policy
-    settings: RejectionRepairSettings
-    body: Any
+    plan: RetryPlan
+    body: Any = None
+    """The body as it was last sent."""
     attempts: int = 0
     strategy: str | None = None
     """The strategy of the retry in flight, until its answer is known."""
@@ -66,32 +101,26 @@ class Retrier:
     lesson: tuple[Lesson, str] | None = None
     """What the retry in flight would teach, and the refusal that taught it, until its answer is known."""
 
+    def __post_init__(self) -> None:
+        if self.body is None:
+            self.body = self.plan.body
+
     def wants(self, status: int) -> bool:
         """Whether an answer with ``status`` may be a transcript refusal worth another try."""
-        return status in REJECTION_STATUSES and self.attempts < self.settings.max_attempts
-
-    async def repaired_bytes(self, status: int, refusal: bytes, encoding: str) -> bytes | None:
-        """The body to send again, serialised, for a refusal read from the wire; None: relay it."""
-        message = _message(refusal, encoding)
-        if message is None:
-            return None
-        body = await self.repaired(status, message)
-        if body is None:
-            return None
-        return orjson.dumps(body)
+        return status in REJECTION_STATUSES and self.attempts < self.plan.allowance.max_attempts
 
     async def repaired(self, status: int, message: str) -> dict[str, Any] | None:
         """The body to send again for the provider's refusal ``message``; None: give the client the refusal."""
-        exchange = self.exchange
+        exchange, plan = self.exchange, self.plan
         work = partial(
             repair_rejection,
             self.body,
-            api=self.api,
+            api=plan.api,
             status=status,
             message=message,
-            provider=self.rules_for,
-            policy=self.policy,
-            model=self.model,
+            provider=plan.rules_for,
+            policy=exchange.state.policy,
+            model=plan.model,
             escalate=not self.escalated,
         )
         try:
@@ -135,7 +164,8 @@ class Retrier:
         if self.strategy is None:
             return
         accepted = isinstance(status, int) and status < 400
-        label = self.exchange.provider.name if self.exchange.provider is not None else ""
+        provider = self.exchange.destination.provider
+        label = provider.name if provider is not None else ""
         self.exchange.state.metrics.rejection_repairs.labels(
             label, "accepted" if accepted else "refused_again", self.strategy
         ).inc()
@@ -147,7 +177,7 @@ class Retrier:
     def _learn(self, lesson: Lesson, refusal: str) -> None:
         """Remember the fix that got the retry accepted, for later requests to the same upstream."""
         exchange = self.exchange
-        school, learnt, model = exchange.school, exchange.state.learnt, exchange.model
+        school, learnt, model = exchange.destination.school, exchange.state.learnt, exchange.transcript.model
         if school is None or learnt is None or not school.learns or model is None:
             return
 
@@ -181,18 +211,17 @@ class Retrier:
         if self.secrets is None:
             exchange = self.exchange
             secrets = exchange.state.secrets
-            if exchange.request is not None and exchange.provider is not None:
-                cfg = exchange.state.settings.route(exchange.provider.name)
+            provider = exchange.destination.provider
+            if exchange.request is not None and provider is not None:
+                cfg = exchange.state.settings.route(provider.name)
                 secrets = secrets.with_values(request_secrets(exchange.request, cfg))
             self.secrets = secrets
         return self.secrets
 
     def _record(self, outcome: RejectionRepair, status: int, said: str) -> None:
         exchange = self.exchange
-        exchange.repairs = [*exchange.repairs, *outcome.repairs]
-        exchange.repairs_found += len(outcome.repairs)
-        exchange.repairs_applied += len(outcome.repairs)
-        # Counted with the others (in exchange.repairs) when the exchange finishes.
+        # Counted with the others when the exchange finishes.
+        exchange.transcript.add_rejection_repairs(outcome.repairs)
         for repair in outcome.repairs:
             log(
                 repair_log,
@@ -204,8 +233,8 @@ class Retrier:
                 strategy=outcome.strategy,
                 **repair.as_dict(),
             )
-        if exchange.capture is not None:
-            exchange.capture.rejection_repairs.append(
+        if exchange.transcript.draft is not None:
+            exchange.transcript.draft.rejection_repairs.append(
                 {
                     "upstream_status": status,
                     "provider_message": said,
@@ -217,7 +246,8 @@ class Retrier:
             )
 
 
-def _message(raw: bytes, encoding: str) -> str | None:
+def refusal_text(raw: bytes, encoding: str) -> str | None:
+    """The message of a refusal read from the wire (``encoding``: its content-encoding); None if unreadable."""
     refusal = decoded(raw, encoding, MAX_REFUSAL_BYTES)
     if refusal is None:
         return None

@@ -43,10 +43,12 @@ from websockets.frames import EXTERNAL_CLOSE_CODES
 from sanitizer import Repair, SanitizeResult, looks_clean
 from sanitizer.validation import error_envelope
 
+from .. import provider_table
 from ..capture import MAX_ERROR_BYTES, CaptureDraft, safe_headers
 from ..client_watch import DISCONNECTED, STALLED
+from ..exchange import Exchange, ProxyState, request_id_of
 from ..logs import access_log, log, upstream_log
-from ..settings import RouteSettings, Settings
+from ..settings import ProviderSettings, Settings
 from ..upstreams.native import UpstreamError, forward_headers
 from ..upstreams.streamed import Outcome
 from ..upstreams.websocket import (
@@ -57,11 +59,8 @@ from ..upstreams.websocket import (
     open_socket,
     socket_url,
 )
-from . import table
-from .context import ProxyState
 from .credentials import check_client_key, request_secrets
 from .errors import error_response
-from .exchange import Exchange, request_id_of
 from .off_loop import long_transcript
 from .send_native import credential_headers
 
@@ -82,7 +81,7 @@ _CREATE = '"response.create"'
 _BROKEN_UPSTREAM = 1014  # RFC 6455 §7.4.1's "Bad Gateway": the upstream's connection broke without a close frame
 
 
-def responses_socket(route: table.Route, settings: Settings) -> Callable[[WebSocket], Awaitable[None]]:
+def responses_socket(route: provider_table.Route, settings: Settings) -> Callable[[WebSocket], Awaitable[None]]:
     """The WebSocket endpoint of a Responses row (``route.api == "openai-responses"``)."""
     cfg = settings.route(route.provider.name)
     served = cfg.serves()
@@ -90,9 +89,9 @@ def responses_socket(route: table.Route, settings: Settings) -> Callable[[WebSoc
     async def endpoint(ws: WebSocket) -> None:
         state: ProxyState = ws.app.state.suture
         conn = Exchange(state, {**ws.scope, "method": "GET"}, request_id_of(ws.scope, max_length=_CLIENT_ID_LENGTH))
-        conn.route, conn.provider = route, route.provider
-        conn.label = f"{ws.scope['path']} (websocket)"
-        conn.mode = cfg.mode or settings.mode
+        conn.destination.route, conn.destination.provider = route, route.provider
+        conn.destination.label = f"{ws.scope['path']} (websocket)"
+        conn.transcript.mode = cfg.mode or settings.mode
         socket = _Socket(ws, conn, route, cfg, settings)
         try:
             if served:
@@ -131,7 +130,9 @@ class _End:
 class _Socket:
     """One client's WebSocket and the upstream's, from the handshake to both closes."""
 
-    def __init__(self, ws: WebSocket, conn: Exchange, route: table.Route, cfg: RouteSettings, settings: Settings):
+    def __init__(
+        self, ws: WebSocket, conn: Exchange, route: provider_table.Route, cfg: ProviderSettings, settings: Settings
+    ):
         self.ws = ws
         self.conn = conn
         self.route = route
@@ -139,7 +140,7 @@ class _Socket:
         self.cfg = cfg
         self.settings = settings
         self.state = conn.state
-        self.mode = conn.mode or settings.mode
+        self.mode = conn.transcript.mode or settings.mode
         self.limit = settings.max_body_bytes
         self.turn_scope: Scope = {**ws.scope, "method": TURN_METHOD}
         self.pending: collections.deque[_Turn] = collections.deque()
@@ -171,7 +172,7 @@ class _Socket:
         assert self.route.upstream_path is not None
         url = socket_url(upstream.base_url, self.route.upstream_path, self.ws.scope.get("query_string", b""))
         proxy = self.settings.upstream_proxy
-        conn.upstream = upstream.name
+        conn.destination.upstream = upstream.name
         sent = time.perf_counter()
         try:
             socket = await open_socket(
@@ -197,9 +198,9 @@ class _Socket:
             try:
                 await self.ws.accept(subprotocol=socket.subprotocol, headers=answer)
             except (WebSocketDisconnect, OSError):
-                conn.status, conn.outcome = 499, DISCONNECTED
+                conn.answer.status, conn.answer.outcome = 499, DISCONNECTED
                 return
-            conn.status, conn.response_started = 101, True
+            conn.answer.status, conn.answer.started = 101, True
             end = await self._relay(socket)
             self._abandon(end)
             self._log_end(end)
@@ -215,13 +216,13 @@ class _Socket:
 
     async def fall_back(self, reason: str, *, upstream: bool) -> None:
         """Refuse with 426, so that the client goes on over HTTPS at once."""
-        self.conn.outcome = "websocket_fallback"
+        self.conn.answer.outcome = "websocket_fallback"
         log(
             upstream_log,
             logging.WARNING if upstream else logging.INFO,
             "WebSocket refused; the client is told to use HTTPS (426)",
             request_id=self.conn.request_id,
-            upstream=self.conn.upstream or self.provider.name,
+            upstream=self.conn.destination.upstream or self.provider.name,
             reason=reason,
         )
         await self.deny(
@@ -232,12 +233,12 @@ class _Socket:
         # Suture's own answer: its id is the one an SDK's error can show, as on the POST route.
         for name, value in [*self.conn.stamp(), (b"x-request-id", self.conn.request_id.encode())]:
             response.headers[name.decode()] = value.decode()
-        self.conn.status = response.status_code
+        self.conn.answer.status = response.status_code
         if "websocket.http.response" in self.ws.scope.get("extensions", {}):
             await self.ws.send_denial_response(response)
         else:
             # A server without the denial extension answers a close before the handshake with 403.
-            self.conn.status = 403
+            self.conn.answer.status = 403
             await self.ws.close(1008)
 
     # ------------------------------------------------------------------ the relay
@@ -262,18 +263,20 @@ class _Socket:
         if end.by == "upstream":
             code, reason = (end.code, end.reason) if end.clean else (_BROKEN_UPSTREAM, "the upstream connection broke")
             await self._close_client(code, reason)
-            self.conn.outcome = "complete" if end.clean else "upstream_error"
+            self.conn.answer.outcome = "complete" if end.clean else "upstream_error"
         elif end.by == "client":
             await socket.close(*_sendable(end.code, end.reason))
             # 1009: a message over the server's own limit (ws_max_size), refused before Suture saw it.
-            self.conn.outcome = "message_too_big" if end.code == 1009 else "complete" if end.clean else DISCONNECTED
+            self.conn.answer.outcome = (
+                "message_too_big" if end.code == 1009 else "complete" if end.clean else DISCONNECTED
+            )
         elif end.by == "too_big":
             await self._close_client(1009, end.reason)
             await socket.close(1001, "the client's connection was closed")
-            self.conn.outcome = "message_too_big"
+            self.conn.answer.outcome = "message_too_big"
         else:
             await socket.close(1001, "the client stopped reading")
-            self.conn.outcome = STALLED
+            self.conn.answer.outcome = STALLED
         return end
 
     async def _from_client(self, socket: ClientConnection) -> _End:
@@ -357,16 +360,18 @@ class _Socket:
         api, rules_for = route.api, route.rules_provider
         self.turns += 1
         turn = Exchange(state, self.turn_scope, f"{self.conn.request_id}.{self.turns}")
-        turn.route, turn.provider, turn.mode = route, self.provider, mode
-        turn.upstream = self.conn.upstream
+        turn.destination.route, turn.destination.provider = route, self.provider
+        turn.destination.upstream = self.conn.destination.upstream
+        record = turn.transcript
+        record.mode = mode
         model = event.get("model")
-        turn.model = model if isinstance(model, str) else None
+        record.model = model if isinstance(model, str) else None
         loop = state.loop or asyncio.get_running_loop()
         # The event parsed whole is the body the rules read: they ignore its "type", and keep it.
         prepared = Prepared(None, event, None, rules_for, SanitizeResult(event), raw)
         if mode == "repair":
             give_lessons(prepared, state, self.provider.name, state.settings.route(self.provider.name), None)
-            turn.school = prepared.school
+            turn.destination.school = prepared.school
         prepared.long = long_transcript(event)
         if not prepared.long:
             prepared = run_repair(prepared, api, state, mode, None, turn.request_id)
@@ -383,30 +388,30 @@ class _Socket:
             await self._refuse(turn, 400, prepared.error)
             return None
         result = prepared.result
-        turn.repairs_found, turn.repairs = len(result.repairs), result.repairs
+        record.found, record.repairs = len(result.repairs), result.repairs
         for repair in result.repairs:
             log_repair(turn.request_id, repair, mode)
         if mode == "strict":
             off_loop = functools.partial(loop.run_in_executor, None) if prepared.long else None
             message = await strict_refusal(result.repairs, event, api, rules_for, None, NO_BETAS, off_loop)
             if message is not None:
-                state.metrics.rejections.labels(turn.upstream or self.provider.name).inc()
+                state.metrics.rejections.labels(turn.destination.upstream_label).inc()
                 if state.drafts:
-                    turn.capture = self._draft(turn, event, None, result.repairs)
-                    turn.rejection = message
+                    record.draft = self._draft(turn, event, None, result.repairs)
+                    record.strict_refusal = message
                 await self._refuse(turn, 400, message)
                 return None
         changed = prepared.content is not raw
         if changed:
-            turn.repairs_applied = len(result.repairs)
+            record.applied = len(result.repairs)
         if state.drafts:
-            turn.capture = self._draft(turn, event, result.body if changed else None, result.repairs)
+            record.draft = self._draft(turn, event, result.body if changed else None, result.repairs)
         self.pending.append(_Turn(turn, time.perf_counter()))
         return prepared.content if changed else text
 
     async def _refuse(self, turn: Exchange, status: int, message: str) -> None:
         """Answer a ``response.create`` with an error event, as OpenAI answers its own refusals."""
-        turn.status = status
+        turn.answer.status = status
         status, body, _ = error_envelope(self.provider.errors, self.provider.core_name, message, status=status)
         assert isinstance(body, dict)
         try:
@@ -450,9 +455,9 @@ class _Socket:
             if not isinstance(event, dict) or event.get("type") != "error":
                 return
             status = event.get("status")
-            exchange.upstream_status = status if isinstance(status, int) and 400 <= status < 600 else 500
+            exchange.upstream.status = status if isinstance(status, int) and 400 <= status < 600 else 500
             head = text.encode()[:MAX_ERROR_BYTES]
-        exchange.status = exchange.upstream_status if isinstance(exchange.upstream_status, int) else 200
+        exchange.answer.status = exchange.upstream.status or 200
         self.pending.popleft()
         exchange.ended(Outcome("complete", head=head))
         exchange.finish()
@@ -467,13 +472,13 @@ class _Socket:
             if by_client:
                 assert end is not None
                 # Nobody read an answer: nginx's "client closed request", as on the POST route.
-                exchange.status = 200 if turn.answered else 499
+                exchange.answer.status = 200 if turn.answered else 499
                 exchange.ended(Outcome(STALLED if end.by == "stalled" else DISCONNECTED))
             elif turn.answered:
-                exchange.status = 200
+                exchange.answer.status = 200
                 exchange.ended(Outcome("upstream_error", error="the WebSocket closed before the answer's last event"))
             else:
-                exchange.status = 502
+                exchange.answer.status = 502
                 exchange.no_answer("upstream_closed", error="the WebSocket closed before any answer")
             exchange.finish()
 

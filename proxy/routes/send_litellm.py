@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 from typing import Any
 
 import httpx
@@ -12,14 +11,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp
 
+from sanitizer.rejection import refusal_message
+
 from ..capture import MAX_ERROR_BYTES
-from ..settings import RouteSettings, TimeoutSettings
+from ..exchange import Exchange
+from ..settings import ProviderSettings, TimeoutSettings
 from ..upstreams import via_litellm
 from ..upstreams.streamed import Outcome
 from .credentials import request_secrets
 from .errors import error_response
-from .exchange import Exchange
 from .model_routes import Target
+from .rejections import send_with_retries
 
 # Responses fields that name state kept at OpenAI (an earlier response, a stored prompt, a
 # background run): a provider reached through litellm's bridge has none of it.
@@ -28,7 +30,7 @@ _STORED_STATE = ("previous_response_id", "prompt", "background")
 
 async def send_via_litellm(
     exchange: Exchange,
-    cfg: RouteSettings,
+    cfg: ProviderSettings,
     api: str,
     target: Target,
     body: dict[str, Any],
@@ -36,7 +38,7 @@ async def send_via_litellm(
 ) -> ASGIApp:
     """Send ``body`` (a request of ``api``) through litellm to ``target``; the answer (or stream) comes
     back in the client's format, with the ids the provider needed rewritten (``restore``) mapped back."""
-    state, request, provider = exchange.state, exchange.request, exchange.provider
+    state, request, provider = exchange.state, exchange.request, exchange.destination.provider
     assert request is not None and provider is not None
     if not via_litellm.is_client_api(api):
         return error_response(provider, 400, f"{api} requests cannot be sent through a litellm upstream")
@@ -58,52 +60,50 @@ async def send_via_litellm(
         api_base=target.api_base,
         api_key=_litellm_key(request, cfg, target),
         timeout=_timeout(state.settings.timeouts),
+        read_message=refusal_message,
     )
     # Suture's keys (and this request's) are never quoted back: providers quote the key they refused.
     secrets = state.secrets.with_values(request_secrets(request, cfg))
     watch = exchange.watch_client()
-    exchange.upstream = target.name
-    sent = time.perf_counter()
-    retrier = None
+    exchange.destination.upstream = target.name
+
+    async def attempt(body: Any) -> tuple[Any, int]:
+        nonlocal call
+        if body is not None:
+            call = dataclasses.replace(call, body=body)
+        try:
+            return await via_litellm.call(call), 200
+        except via_litellm.GatewayError as exc:
+            if not exc.outcome.isdigit():
+                raise
+            return exc, exc.status  # a provider's refusal: its message may say what to repair
+
+    async def refusal_of(refusal: via_litellm.GatewayError, status: int) -> str | None:
+        return refusal.message
+
     try:
         with watch:
-            while True:
-                try:
-                    answer = await via_litellm.call(call)
-                    break
-                except via_litellm.GatewayError as exc:
-                    retrier = exchange.retrier_for(exc.status) if exc.outcome.isdigit() else exchange.retrier
-                    if retrier is None or not exc.outcome.isdigit():
-                        raise
-                    retrier.settled(exc.status)
-                    # A provider's refusal of the transcript may say what to repair: once more, repaired.
-                    again = await retrier.repaired(exc.status, exc.message) if retrier.wants(exc.status) else None
-                    if again is None:
-                        raise
-                    call = dataclasses.replace(call, body=again)
-                    restore = {**restore, **retrier.restore_ids}
-                    sent = time.perf_counter()
+            answer, retrier = await send_with_retries(exchange, attempt, refusal_of)
     except via_litellm.GatewayError as exc:
-        if retrier is not None:
-            retrier.settled(exc.status if exc.outcome.isdigit() else exc.outcome)
-        response = error_response(provider, exc.status, secrets.redact_text(exc.message))
-        if retrier is not None and retrier.attempts:
-            response.headers["x-suture-retried"] = str(retrier.attempts)
-        refused = exc.status if exc.outcome.isdigit() else None
+        answer, retrier = exc, None
+    retried = {"x-suture-retried": str(exchange.upstream.retries)} if exchange.upstream.retries else {}
+    if isinstance(answer, via_litellm.GatewayError):
+        response = error_response(provider, answer.status, secrets.redact_text(answer.message))
+        response.headers.update(retried)
+        refused = answer.status if answer.outcome.isdigit() else None
         # No error field: a provider may quote the key it refused.
-        exchange.no_answer(exc.outcome, status=refused, body=bytes(response.body)[:MAX_ERROR_BYTES])
+        exchange.no_answer(answer.outcome, status=refused, body=bytes(response.body)[:MAX_ERROR_BYTES])
         return response
-    exchange.answered(200, sent)
-    retried = {}
     if retrier is not None:
-        retrier.settled(200)
-        if retrier.attempts:
-            retried["x-suture-retried"] = str(retrier.attempts)
+        restore = {**restore, **retrier.restore_ids}
+    exchange.answered(200)
     if not stream:
         exchange.ended(Outcome())
         content = orjson.dumps(via_litellm.restore_ids(answer, restore))
         return Response(content, media_type="application/json", headers=retried)
-    relay = via_litellm.GatewayStream(api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended)
+    relay = via_litellm.GatewayStream(
+        api, answer, restore, watch=watch, secrets=secrets, on_done=exchange.ended, read_message=refusal_message
+    )
     relay.headers = [*relay.headers, *((k.encode(), v.encode()) for k, v in retried.items())]
     return relay
 
@@ -113,7 +113,7 @@ def _timeout(timeouts: TimeoutSettings) -> httpx.Timeout:
     return httpx.Timeout(connect=timeouts.connect, read=timeouts.read, write=timeouts.write, pool=timeouts.pool)
 
 
-def _litellm_key(request: Request, cfg: RouteSettings, target: Target) -> str | None:
+def _litellm_key(request: Request, cfg: ProviderSettings, target: Target) -> str | None:
     if target.api_key is not None:
         return target.api_key.get_secret_value()
     if not target.passes_client_key or cfg.client_api_key is not None:

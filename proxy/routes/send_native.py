@@ -2,31 +2,32 @@
 
 from __future__ import annotations
 
-import time
 import urllib.parse
 from collections.abc import AsyncIterator
 from functools import partial
+from typing import Any
 
+import orjson
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
+from .. import provider_table
 from ..capture import MAX_ERROR_BYTES
 from ..client_watch import ClientGone
+from ..exchange import Exchange
 from ..http1 import Response
-from ..settings import RouteSettings
+from ..settings import ProviderSettings
 from ..upstreams.native import Relay, UncheckableEncoding, UpstreamError, forward_headers
 from ..upstreams.streamed import Outcome
-from . import table
 from .errors import error_response
-from .exchange import Exchange
 from .model_routes import Target
-from .rejections import MAX_REFUSAL_BYTES
+from .rejections import MAX_REFUSAL_BYTES, refusal_text, send_with_retries
 
 
 async def forward(
     exchange: Exchange,
-    cfg: RouteSettings,
+    cfg: ProviderSettings,
     path: str,
     *,
     content: bytes | None,
@@ -35,7 +36,7 @@ async def forward(
 ) -> ASGIApp:
     """Send the request (``content``: the bytes to forward) to its provider's or the target's upstream
     and return the ``Relay`` of its answer, or Suture's own error in the provider's shape."""
-    state, request, provider = exchange.state, exchange.request, exchange.provider
+    state, request, provider = exchange.state, exchange.request, exchange.destination.provider
     assert request is not None and provider is not None
     upstream = state.upstreams.get(provider.name) if target is None else state.named_upstreams.get(target.name)
     if upstream is None or upstream.closed:
@@ -46,44 +47,46 @@ async def forward(
         replace["accept-encoding"] = "identity"
     headers = forward_headers(request.headers.raw, drop=drop, replace=replace)
     watch = exchange.watch or exchange.watch_client()
-    exchange.upstream = upstream.name
+    exchange.destination.upstream = upstream.name
     if state.tracer is not None:
         # The upstream's trace context names Suture's span of the call, not the client's span.
         headers = [(k, v) for k, v in headers if k not in (b"traceparent", b"tracestate")]
         headers += state.tracer.begin(exchange)
     query = _upstream_query(request, provider.key_query if cfg.upstream_api_key is not None else None)
-    sent = time.perf_counter()
-    retrier = None
+    answer: Response | None = None
+    # The refusal read from ``answer``, when one was: the relay sends it on.
     read: tuple[bytes, bool] | None = None
-    try:
-        with watch:
-            response = await upstream.open(
+
+    async def attempt(body: Any) -> tuple[Response, int]:
+        nonlocal answer, read
+        if answer is not None:
+            answer.close()
+            read = None
+        if body is None:
+            answer = await upstream.open(
                 request.method, path, query=query, headers=headers, content=content, stream=stream
             )
-            retrier = exchange.retrier_for(response.status_code)
-            while retrier is not None and retrier.wants(response.status_code):
-                # A refusal of the transcript may say what to repair: read it before relaying it.
-                read = await _read_refusal(response)
-                encoding = response.header("content-encoding") or ""
-                again = await retrier.repaired_bytes(response.status_code, read[0], encoding) if read[1] else None
-                if again is None:
-                    break
-                read = None
-                response.close()
-                sent = time.perf_counter()
-                response = await upstream.open(request.method, path, query=query, headers=headers, content=again)
-                retrier.settled(response.status_code)
+        else:
+            answer = await upstream.open(request.method, path, query=query, headers=headers, content=orjson.dumps(body))
+        return answer, answer.status_code
+
+    async def refusal_of(refused: Response, status: int) -> str | None:
+        nonlocal read
+        read = await _read_refusal(refused)
+        return refusal_text(read[0], refused.header("content-encoding") or "") if read[1] else None
+
+    try:
+        with watch:
+            response, _ = await send_with_retries(exchange, attempt, refusal_of)
     except ClientGone as exc:
         return exchange.client_gone(exc.reason)
     except UpstreamError as exc:
-        if retrier is not None:
-            retrier.settled(exc.outcome)
         exchange.no_answer(exc.outcome, error=exc.cause)
         return error_response(provider, exc.status, exc.describe())
     status = response.status_code
-    exchange.answered(status, sent)
+    exchange.answered(status)
     # Only a capture reads it: not looked up for every answer.
-    encoding = (response.header("content-encoding") or "") if exchange.capture is not None else ""
+    encoding = (response.header("content-encoding") or "") if exchange.transcript.draft is not None else ""
 
     # Only an error answer is copied for the capture: a successful stream is never held.
     keep = MAX_ERROR_BYTES if exchange.wants_error_body(status) else 0
@@ -97,14 +100,15 @@ async def forward(
             read=read,
         )
         relay.headers += exchange.stamp()
-        if retrier is not None and retrier.attempts:
-            relay.headers.append((b"x-suture-retried", str(retrier.attempts).encode()))
-        if status == 404 and exchange.route is not None and exchange.route.upstream_path is not None:
+        if exchange.upstream.retries:
+            relay.headers.append((b"x-suture-retried", str(exchange.upstream.retries).encode()))
+        route = exchange.destination.route
+        if status == 404 and route is not None and route.upstream_path is not None:
             # A path Suture built itself: the base URL in the settings is the likely culprit.
             setting = f"{provider.name}.upstream" if target is None else f"upstreams.{target.name}.base_url"
             hint = f"the upstream answered 404 to {upstream.base_url}{path}: check {setting}"
             relay.headers.append((b"x-suture-hint", hint.encode("latin-1", "replace")))
-            exchange.hint = hint
+            exchange.upstream.hint = hint
         if state.tracer is not None:
             state.tracer.sample(relay, exchange)  # the answer's token usage, for its span
         return relay
@@ -142,7 +146,7 @@ _SENT_AS: dict[str, tuple[frozenset[str], str, str]] = {
 
 
 def credential_headers(
-    provider: table.Provider, cfg: RouteSettings, client: Headers, target: Target | None = None
+    provider: provider_table.Provider, cfg: ProviderSettings, client: Headers, target: Target | None = None
 ) -> tuple[set[str], dict[str, str]]:
     """Headers to drop and to set when Suture holds its own upstream credentials; none otherwise."""
     if provider.upstream_key == "sigv4":

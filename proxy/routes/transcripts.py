@@ -18,33 +18,34 @@ from sanitizer.validation import validate
 
 from .. import json_bytes
 from ..capture import CaptureDraft, safe_headers
+from ..exchange import Exchange, ProxyState, RetryPlan
+from ..learnt import School
 from ..logs import log, repair_log
-from ..settings import RouteSettings
-from .context import ProxyState
+from ..provider_table import Route
+from ..settings import ProviderSettings
 from .credentials import request_secrets
 from .errors import error_response
-from .exchange import Exchange
-from .lessons import School, after_lessons, school_of
+from .lessons import after_lessons, school_of
 from .model_routes import PROTOCOL_APIS, Target
 from .off_loop import long_transcript
 from .send_litellm import send_via_litellm
 from .send_native import forward
-from .table import Route
 
 
 async def proxy_transcript(
-    exchange: Exchange, cfg: RouteSettings, raw: bytes, upstream_path: str, model: str | None
+    exchange: Exchange, cfg: ProviderSettings, raw: bytes, upstream_path: str, model: str | None
 ) -> ASGIApp:
     """A transcript's way from the client's bytes (``raw``, read whole) to the upstream's answer:
     parse, route by model, repair, judge (strict mode), capture, send. Raises ClientGone when the
     client leaves while its body is repaired off the event loop.
 
     ``model`` is the model the path names (Gemini's native API), which the body does not."""
-    route, provider = exchange.route, exchange.provider
+    destination, record = exchange.destination, exchange.transcript
+    route, provider = destination.route, destination.provider
     assert route is not None and provider is not None
     state = exchange.state
     mode = cfg.mode or state.settings.mode
-    exchange.mode = mode
+    record.mode = mode
     betas = _betas(exchange) if route.api == "anthropic-messages" else NO_BETAS
     prepared = _prepare(raw, route, state, cfg, mode, model, betas, exchange.request_id)
     if prepared.error is None and prepared.deferred:
@@ -61,16 +62,16 @@ async def proxy_transcript(
         prepared.content,
     )
     named = body.get("model") if model is None and isinstance(body, dict) else model
-    exchange.model = named if isinstance(named, str) else None
-    exchange.upstream = target.name if target is not None else provider.name
-    exchange.school = prepared.school
+    record.model = named if isinstance(named, str) else None
+    upstream = destination.upstream = target.name if target is not None else provider.name
+    destination.school = prepared.school
     api = route.api
     if prepared.lesson_codes:
         for code in prepared.lesson_codes:
-            state.metrics.lessons_applied.labels(exchange.upstream, code).inc()
+            state.metrics.lessons_applied.labels(upstream, code).inc()
 
-    exchange.repairs_found = len(result.repairs)
-    exchange.repairs = result.repairs  # counted (and traced) when the exchange finishes
+    record.found = len(result.repairs)
+    record.repairs = result.repairs  # counted (and traced) when the exchange finishes
     if result.repairs and repair_log.isEnabledFor(logging.INFO):
         for repair in result.repairs:
             log_repair(exchange.request_id, repair, mode)
@@ -79,20 +80,20 @@ async def proxy_transcript(
         off_loop = exchange.off_loop if prepared.long else None
         message = await strict_refusal(result.repairs, body, api, rules_for, model, prepared.betas, off_loop)
         if message is not None:
-            state.metrics.rejections.labels(exchange.upstream).inc()
+            state.metrics.rejections.labels(upstream).inc()
             if state.drafts:
-                exchange.capture = _capture_draft(exchange, cfg, api, mode, body, None, result.repairs)
-                exchange.rejection = message
+                record.draft = _capture_draft(exchange, cfg, api, mode, body, None, result.repairs)
+                record.strict_refusal = message
             return error_response(provider, 400, message)
 
     if content is not raw:
-        exchange.repairs_applied = len(result.repairs)
+        record.applied = len(result.repairs)
     if state.drafts:
         forwarded = result.body if content is not raw else None
-        exchange.capture = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
+        record.draft = _capture_draft(exchange, cfg, api, mode, body, forwarded, result.repairs)
     allowance = target.rejection_repair if target is not None else cfg.rejection_repair
     if mode == "repair" and allowance.enabled and isinstance(result.body, dict):
-        exchange.retry_plan = (api, rules_for, model, allowance, result.body)
+        record.retry_plan = RetryPlan(api, rules_for, model, allowance, result.body)
     if target is not None and target.protocol == "litellm":
         sent = result.body if mode == "repair" else body
         return await send_via_litellm(exchange, cfg, api, target, sent, result.restore_ids)
@@ -131,7 +132,7 @@ def _prepare(
     raw: bytes,
     route: Route,
     state: ProxyState,
-    cfg: RouteSettings,
+    cfg: ProviderSettings,
     mode: str,
     model: str | None,
     betas: frozenset[str],
@@ -170,12 +171,16 @@ def _prepare(
     return prepared
 
 
-def give_lessons(prepared: Prepared, state: ProxyState, provider: str, cfg: RouteSettings, model: str | None) -> None:
+def give_lessons(
+    prepared: Prepared, state: ProxyState, provider: str, cfg: ProviderSettings, model: str | None
+) -> None:
     """Find the fixes the config states or earlier refusals taught for where ``prepared`` goes."""
     prepared.school = school_of(state, provider, cfg, prepared.target)
     body = prepared.body
     named = model if model is not None else body.get("model") if isinstance(body, dict) else None
-    prepared.lessons, prepared.lessons_from = prepared.school.lessons(state, named if isinstance(named, str) else None)
+    prepared.lessons, prepared.lessons_from = prepared.school.lessons(
+        state.learnt, named if isinstance(named, str) else None
+    )
 
 
 def run_repair(
@@ -284,9 +289,9 @@ def _betas(exchange: Exchange) -> frozenset[str]:
 
 
 def _capture_draft(
-    exchange: Exchange, cfg: RouteSettings, api: str, mode: str, body: Any, forwarded: Any, repairs: list[Repair]
+    exchange: Exchange, cfg: ProviderSettings, api: str, mode: str, body: Any, forwarded: Any, repairs: list[Repair]
 ) -> CaptureDraft:
-    request, provider = exchange.request, exchange.provider
+    request, provider = exchange.request, exchange.destination.provider
     assert request is not None and provider is not None
     return CaptureDraft(
         request_id=exchange.request_id,

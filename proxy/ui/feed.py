@@ -1,17 +1,14 @@
-"""Where the page's ring is fed: ``Exchange.finish`` hands each finished request to :class:`Feed`."""
+"""Where the page's ring is fed: an observer of finished exchanges (:class:`Feed`)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..exchange import Exchange
 from .ring import MODEL_CHARS, NAME_CHARS, PATH_CHARS, Entry, Ring, encode_capture, outcome_of, shorten
-
-if TYPE_CHECKING:
-    from ..routes.exchange import Exchange
 
 # Probes and scrapes are not what anyone opens the page to see.
 _SKIPPED = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -28,32 +25,34 @@ class Feed:
         self.page_prefix = page_path.rstrip("/") + "/"
         self.page_path = page_path.rstrip("/")
 
-    def record(self, exchange: Exchange, route: str, elapsed: float, capture: Mapping[str, Any] | None) -> None:
-        """Add one finished request; ``capture`` is its capture record, when one was made.
+    def finished(self, exchange: Exchange) -> None:
+        """Add one finished request, with its capture record when it made one.
 
         A capture is encoded (orjson and zlib: 0.4 s for a 30 MB transcript) in a worker thread, and
         its entry added when that is done, numbered then so the ring's order is its numbers' order
-        (the event stream resumes from a number). Call from the event loop.
+        (the event stream resumes from a number). Called on the event loop.
         """
         path: str = exchange.scope["path"]
         if path in _SKIPPED or path == self.page_path or path.startswith(self.page_prefix):
             return
         ring = self.ring
-        provider = exchange.provider.name if exchange.provider is not None else None
+        destination, transcript, call = exchange.destination, exchange.transcript, exchange.upstream
+        provider = destination.provider.name if destination.provider is not None else None
+        capture = exchange.capture
         fields: dict[str, Any] = {
             "request_id": shorten(exchange.request_id, NAME_CHARS),
             "timestamp": time.time(),
             "method": exchange.scope["method"],
             "path": shorten(path, PATH_CHARS),
             # The provider's name, as captures name the route: the live page and the offline one agree.
-            "route": shorten(provider or route, NAME_CHARS),
-            "model": shorten(exchange.model or "", MODEL_CHARS),
-            "upstream": shorten(exchange.upstream or provider or "", NAME_CHARS),
-            "status": exchange.status,
-            "upstream_status": "" if exchange.upstream_status is None else str(exchange.upstream_status),
-            "duration_ms": round(elapsed * 1000, 1),
-            "repairs": tuple(dict.fromkeys(r.code for r in exchange.repairs)),
-            "outcome": outcome_of(exchange.rejection, exchange.upstream_status, exchange.outcome),
+            "route": shorten(provider or exchange.route_label, NAME_CHARS),
+            "model": shorten(transcript.model or "", MODEL_CHARS),
+            "upstream": shorten(destination.upstream or provider or "", NAME_CHARS),
+            "status": exchange.answer.status,
+            "upstream_status": "" if call.outcome is None else str(call.outcome),
+            "duration_ms": round(exchange.elapsed * 1000, 1),
+            "repairs": tuple(dict.fromkeys(r.code for r in transcript.repairs)),
+            "outcome": outcome_of(transcript.strict_refusal, call.outcome, exchange.answer.outcome),
         }
         if capture is None or not ring.keep_bodies or len(ring.pending) >= MAX_PENDING:
             ring.add(Entry(seq=ring.next_seq(), **fields))

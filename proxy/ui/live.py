@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from starlette.routing import Mount
 
+from .. import provider_table
 from ..browsers import is_loopback
 from ..learnt import LearntProfiles
-from ..routes import table
 from ..settings import ConfigError, Settings
 from .feed import Feed
+from .page import LiveSource, build_page
 from .ring import Ring
-from .routes import LiveSource, build_page
 
 _OWN_PATHS = ("/healthz", "/readyz", "/metrics")
 
@@ -22,7 +22,7 @@ def page_for(settings: Settings, learnt: LearntProfiles | None = None) -> tuple[
         raise ConfigError(
             f"ui.enabled on {settings.host}, not a loopback address, needs a key for the page: set SUTURE_UI_API_KEY"
         )
-    taken = [*_OWN_PATHS, *(p for route in table.ROUTES for p in route.paths)]
+    taken = [*_OWN_PATHS, *(p for route in provider_table.ROUTES for p in route.paths)]
     for path in taken:
         first = "/" + path.strip("/").split("/")[0]
         if ui.path == path or ui.path == first or ui.path.startswith(first + "/"):

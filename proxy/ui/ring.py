@@ -1,6 +1,6 @@
 """The last requests, in memory, for the page: bounded by count and by bytes.
 
-:class:`Ring` is fed by ``Exchange.finish`` (only when the page is on) and read by the page's
+:class:`Ring` is fed by the page's observer of finished exchanges (only when the page is on) and read by the page's
 routes. It keeps metadata for every request and, for those repaired, rejected or refused (the
 requests a capture would keep), the capture's JSON, within its byte cap. It never holds a
 header or a key: what it keeps is what a capture file holds. Counts per minute for the last

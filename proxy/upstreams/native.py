@@ -12,6 +12,7 @@ import ssl
 import urllib.parse
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Set
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,7 @@ from ..client_watch import ClientWatch
 from ..http1 import ConnectionPool, Response
 from ..logs import log, upstream_log
 from ..redaction import Secrets, StreamMask
-from ..settings import RetrySettings, TimeoutSettings
-from .streamed import Outcome, StreamedAnswer, UpstreamBroke
+from .streamed import Outcome, StreamedAnswer, UpstreamBroke, UpstreamFailure
 
 # RFC 9110 §7.6.1: meaningful for one connection only, never forwarded. `expect` is answered by
 # our own server; `host` and `content-length` are set anew for the upstream request.
@@ -54,7 +54,28 @@ _MAX_RETRY_AFTER = 30
 Headers = list[tuple[bytes, bytes]]
 
 
-class UpstreamError(Exception):
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds an upstream request may wait: to connect, for the next bytes of an answer, to send
+    the next bytes of a request, for a free connection."""
+
+    connect: float = 10.0
+    read: float = 600.0
+    write: float = 60.0
+    pool: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Retries:
+    """A bounded retry of one upstream request: ``attempts`` in all, for what ``when`` names
+    (``connect``, ``429``, ``5xx``), ``backoff`` seconds before the second, doubled after."""
+
+    attempts: int = 1
+    when: tuple[str, ...] = ("connect", "429", "5xx")
+    backoff: float = 0.5
+
+
+class UpstreamError(UpstreamFailure):
     """The upstream gave no HTTP answer. ``status`` is what Suture answers instead."""
 
     status = 502
@@ -213,17 +234,17 @@ class Upstream:
         name: str,
         base_url: str,
         *,
-        timeouts: TimeoutSettings,
+        timeouts: Timeouts,
         max_connections: int = 100,
         sign: Signer | None = None,
-        retries: RetrySettings | None = None,
+        retries: Retries | None = None,
         ssl_context: ssl.SSLContext | None = None,
         proxy: http1.Proxy | None = None,
         jitter: Callable[[], float] = random.random,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
-        self.retries = retries or RetrySettings()
+        self.retries = retries or Retries()
         self.jitter = jitter
         """A draw in [0, 1): how much of each backoff's second half is waited (random)."""
         # Called on each request as built, just before it is sent (Bedrock's SigV4).

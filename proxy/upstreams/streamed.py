@@ -18,6 +18,13 @@ from ..client_watch import DISCONNECTED, ClientGone, ClientWatch
 Headers = list[tuple[bytes, bytes]]
 
 
+class UpstreamFailure(Exception):
+    """The upstream gave no answer Suture can relay as it came; ``outcome`` says why (a word, or a
+    refusal's status as digits), for the metrics, the log and the retry after a refusal."""
+
+    outcome: str = "unreachable"
+
+
 @dataclass(slots=True)
 class Outcome:
     """How an answer ended: ``complete``, ``client_disconnected``, ``client_stalled`` or ``upstream_error``."""

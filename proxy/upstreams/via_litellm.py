@@ -24,11 +24,12 @@ import anyio.to_thread
 import httpx
 import orjson
 
-from sanitizer.rejection import refusal_message
-
 from ..client_watch import ClientWatch
 from ..redaction import RedactedRecords, Secrets
-from .streamed import Outcome, StreamedAnswer, UpstreamBroke
+from .streamed import Outcome, StreamedAnswer, UpstreamBroke, UpstreamFailure
+
+MessageReader = Callable[[Any], "str | None"]
+"""A provider's error body (parsed JSON) to its message, None when it holds none."""
 
 ClientAPI = Literal["openai-chat", "openai-responses", "anthropic-messages"]
 
@@ -166,9 +167,12 @@ class LitellmCall:
     api_base: str | None
     api_key: str | None
     timeout: httpx.Timeout | None = None
+    read_message: MessageReader | None = None
+    """Reads the provider's message out of its error body (parsed JSON), for the client and the
+    rejection repair; without one, litellm's text (its wrapping cut) is the message."""
 
 
-class GatewayError(Exception):
+class GatewayError(UpstreamFailure):
     """litellm or the provider refused: ``status`` and the provider's own ``message``."""
 
     def __init__(self, status: int, message: str, outcome: str) -> None:
@@ -218,7 +222,7 @@ async def call(call: LitellmCall) -> Any:
             return await _begun(response)
         return response
     except Exception as exc:
-        raise _gateway_error(exc) from exc
+        raise _gateway_error(exc, call.read_message) from exc
 
 
 class _Begun:
@@ -291,7 +295,7 @@ _TIMEOUTS: tuple[type[BaseException], ...] = (httpx.TimeoutException, TimeoutErr
 _UNREACHABLE: tuple[type[BaseException], ...] = (httpx.TransportError, OSError)
 
 
-def _gateway_error(exc: BaseException) -> GatewayError:
+def _gateway_error(exc: BaseException, read_message: MessageReader | None = None) -> GatewayError:
     causes = _causes(exc)
     reason = _reason(causes[-1])
     timed_out = any(isinstance(cause, _TIMEOUTS) or _is_litellm("Timeout", cause) for cause in causes)
@@ -302,8 +306,9 @@ def _gateway_error(exc: BaseException) -> GatewayError:
     status = getattr(exc, "status_code", None)
     # litellm raises its APIConnectionError (status 500) for faults of its own, too.
     if _is_litellm("APIConnectionError", exc) or not isinstance(status, int) or not 400 <= status <= 599:
-        return GatewayError(502, f"litellm failed: {type(exc).__name__}: {_provider_message(exc)}", "litellm_error")
-    return GatewayError(status, _provider_message(exc), str(status))
+        message = _provider_message(exc, read_message)
+        return GatewayError(502, f"litellm failed: {type(exc).__name__}: {message}", "litellm_error")
+    return GatewayError(status, _provider_message(exc, read_message), str(status))
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -330,20 +335,20 @@ def _reason(exc: BaseException) -> str:
 _LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+Error:\s*)+(?:\w+Exception\s*(?:\w+Error)?\s*-\s*)?")
 
 
-def _provider_message(exc: BaseException) -> str:
+def _provider_message(exc: BaseException, read_message: MessageReader | None) -> str:
     """The provider's own message out of litellm's wrapping (``litellm.BadRequestError: MistralException - {...}``)."""
     text = str(getattr(exc, "message", None) or exc)
     # litellm appends the traceback of a fault inside itself; the client needs the first line.
     text = _LITELLM_PREFIX.sub("", text.partition("\nTraceback (most recent call last)")[0]).strip()
     start = text.find("{")
-    if start >= 0:
+    if start >= 0 and read_message is not None:
         body = text[start:]
         if text[start - 2 : start] in ("b'", 'b"'):
             # A streamed request's refusal: litellm quotes the provider's body as a bytes repr.
             with contextlib.suppress(ValueError, SyntaxError, UnicodeDecodeError):
                 body = ast.literal_eval(text[start - 2 :]).decode()
         try:
-            found = refusal_message(orjson.loads(body))
+            found = read_message(orjson.loads(body))
         except orjson.JSONDecodeError:
             found = None
         if found:
@@ -441,8 +446,10 @@ class GatewayStream(StreamedAnswer):
         watch: ClientWatch,
         secrets: Secrets,
         on_done: Callable[[Outcome], None] | None = None,
+        read_message: MessageReader | None = None,
     ) -> None:
         super().__init__(watch=watch, on_done=on_done)
+        self.read_message = read_message
         self.headers = _SSE_HEADERS
         self.api = api
         self.stream = stream
@@ -458,7 +465,7 @@ class GatewayStream(StreamedAnswer):
             yield secrets.mask(frame) if secrets else frame
 
     def broken(self, error: Exception) -> UpstreamBroke | None:
-        failure = _gateway_error(error)
+        failure = _gateway_error(error, self.read_message)
         message = self.secrets.redact_text(failure.message)
         # The outcome, not the message, goes to the log: a provider may quote a key.
         return UpstreamBroke(failure.outcome, error_event(self.api, failure.status, message, self._events))

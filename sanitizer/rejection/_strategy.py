@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from .._ir import Transcript
-from ..rules._base import Context, Rule
+from ..rules._base import Context, Repairer
 from ._target import Named
 
 
@@ -55,7 +55,7 @@ class Lesson:
         return " ".join(parts)
 
 
-class Strategy(Rule):
+class Strategy(Repairer):
     """A generic repair of the message, block or id a provider's refusal names.
 
     Strategies never run in ``sanitize()``: only on a refusal, on what it names, and the first
@@ -65,9 +65,6 @@ class Strategy(Rule):
     """
 
     learnable: ClassVar[bool] = False
-
-    def apply(self, transcript: Transcript, ctx: Context) -> None:
-        raise TypeError(f"{self.code} repairs what a refusal names: call repair()")
 
     def repair(self, transcript: Transcript, ctx: Context, target: Named) -> None:
         raise NotImplementedError

@@ -46,7 +46,7 @@ class Context:
 
     def report(
         self,
-        rule: Rule,
+        rule: Repairer,
         action: str,
         where: Entry | int | None,
         call_id: str | None,
@@ -60,34 +60,21 @@ class Context:
         return _compact(self.dialect.payload(part))
 
 
-class Rule:
-    """Base of all rules. Subclasses set ``code``, ``name`` and ``apis`` and document themselves."""
+class Repairer:
+    """What every repair of a transcript is, a rule or a strategy: a named unit with a permanent
+    code, the formats and providers it is for, and a docstring that says what breaks and what the
+    fix does. Subclasses set ``code``, ``name`` and ``apis`` and document themselves."""
 
     code: ClassVar[str]
     name: ClassVar[str]
     apis: ClassVar[frozenset[str] | None] = None
-    """The wire formats the rule applies to; ``None`` means every format."""
+    """The wire formats it applies to; ``None`` means every format."""
     providers: ClassVar[frozenset[str] | None] = None
-    """The providers the rule applies to; ``None`` means whatever provider the format reaches."""
+    """The providers it applies to; ``None`` means whatever provider the format reaches."""
     fixes: ClassVar[tuple[str, ...]] = ()
-    """The validator codes (``Violation.rule``) the rule clears, each in the violation registry."""
-    looks_past_format: ClassVar[bool] = False
-    """A rule of the format's own whose action turns on what the body does not say (the model, the
-    policy), which ``looks_clean`` cannot vouch for: the fast path asks its :meth:`clean` too."""
-
-    judges_suspicion: ClassVar[bool] = False
-    """The format's check suspects this rule wherever the body holds what it may repair, but
-    whether it must turns on what the body does not say (the model, the request's betas): the fast
-    path asks :meth:`clean` of a suspected body, and drops the suspicion when it answers True. Its
-    ``clean`` must read any body the check suspected it in without failing."""
-
-    def looks_past(self, api: str, provider: str | None) -> bool:
-        """Whether the fast path asks :meth:`clean` of this rule of the format's own for a body of
-        ``api`` bound for ``provider`` (the provider's rules name; None for the format's own)."""
-        return self.looks_past_format
-
+    """The validator codes (``Violation.rule``) it clears, each in the violation registry."""
     also_for: ClassVar[frozenset[tuple[str, str]]] = frozenset()
-    """Other (format, provider) pairs the rule is for: a body a gateway (LiteLLM) translates for a
+    """Other (format, provider) pairs it is for: a body a gateway (LiteLLM) translates for a
     provider meets that provider's rules, e.g. ``("openai-chat", "bedrock")``."""
 
     def applies_to(self, api: str, provider: str | None = None) -> bool:
@@ -96,9 +83,6 @@ class Rule:
         if self.apis is not None and api not in self.apis:
             return False
         return self.providers is None or provider in self.providers
-
-    def apply(self, transcript: Transcript, ctx: Context) -> None:
-        raise NotImplementedError
 
     def drop_parts(
         self,
@@ -123,16 +107,39 @@ class Rule:
                 removals.append((entry, parts))
         transcript.remove_parts(removals)
 
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+
+class Rule(Repairer):
+    """A repair ``sanitize()`` runs on every transcript of its formats: :meth:`apply` finds and
+    fixes what a provider would refuse."""
+
+    looks_past_format: ClassVar[bool] = False
+    """A rule of the format's own whose action turns on what the body does not say (the model, the
+    policy), which ``looks_clean`` cannot vouch for: the fast path asks its :meth:`clean` too."""
+
+    judges_suspicion: ClassVar[bool] = False
+    """The format's check suspects this rule wherever the body holds what it may repair, but
+    whether it must turns on what the body does not say (the model, the request's betas): the fast
+    path asks :meth:`clean` of a suspected body, and drops the suspicion when it answers True. Its
+    ``clean`` must read any body the check suspected it in without failing."""
+
+    def looks_past(self, api: str, provider: str | None) -> bool:
+        """Whether the fast path asks :meth:`clean` of this rule of the format's own for a body of
+        ``api`` bound for ``provider`` (the provider's rules name; None for the format's own)."""
+        return self.looks_past_format
+
+    def apply(self, transcript: Transcript, ctx: Context) -> None:
+        raise NotImplementedError
+
     def clean(self, body: dict[str, Any], ctx: Context) -> bool:
         """Whether :meth:`apply` would leave ``body`` as it is, told by a quick look at a body the
         format's own check (``looks_clean``) passed: a valid request bound for a provider with rules
         of its own then skips the full pass. False, the default, means "run the rule"; a rule that
         answers True where ``apply`` would repair is a defect (tests/sanitizer/test_clean_checks.py)."""
         return False
-
-    @classmethod
-    def documentation(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or "")
 
 
 def quoted_content(entry: Entry) -> str:

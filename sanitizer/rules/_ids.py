@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from .._ir import CALL, RESULT, SERVER_CALL, Part, Transcript
 
 if TYPE_CHECKING:
-    from ._base import Context, Rule
+    from ._base import Context, Repairer
 
 
 def all_ids(transcript: Transcript) -> set[str]:
@@ -44,7 +44,7 @@ def digest(value: str, length: int = 10) -> str:
 def rewrite_ids(
     transcript: Transcript,
     ctx: Context,
-    rule: Rule,
+    rule: Repairer,
     valid: re.Pattern[str],
     candidate: Callable[[str], str],
     kinds: frozenset[str] = frozenset({CALL, RESULT}),

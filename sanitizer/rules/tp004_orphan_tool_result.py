@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 
 from .._ir import CALL, RESULT, Entry, Part, Transcript
 from ..providers import binding
-from ._base import Context, Rule
+from ._base import Context, Repairer, Rule
 
 
 class OrphanToolResult(Rule):
@@ -105,7 +105,7 @@ class OrphanToolResult(Rule):
             removals.append((entry, orphans))
         transcript.remove_parts(removals)
 
-    def fold(self, entry: Entry, orphans: list[Part], ctx: Context, reporter: Rule | None = None) -> Entry:
+    def fold(self, entry: Entry, orphans: list[Part], ctx: Context, reporter: Repairer | None = None) -> Entry:
         """``entry`` with each of ``orphans`` turned into labelled user text (reported as ``reporter``'s)."""
         doomed = {id(p) for p in orphans}
         texts: list[Entry] = []

@@ -25,10 +25,10 @@ from ..capabilities import model_capabilities
 from ..providers import binding
 from ._anthropic import validate_anthropic
 from ._bedrock import validate_bedrock
-from ._convert import CHAT_VIA_LITELLM, validate_responses_via_litellm, validate_via_litellm
+from ._chat import validate_openai_chat, validate_responses_via_litellm, validate_via_litellm
+from ._convert import CHAT_VIA_LITELLM
 from ._envelope import PROVIDERS, error_envelope, resolve
 from ._gemini import validate_gemini
-from ._openai_chat import validate_openai_chat
 from ._responses import validate_responses
 from ._violation import Violation
 

@@ -73,7 +73,7 @@ from ._anthropic import parse_messages, validate_anthropic
 from ._bedrock import claude_thinking_on, validate_bedrock
 from ._envelope import violation
 from ._gemini import check_contents
-from ._openai_chat import parse, validate_openai_chat
+from ._openai_chat import parse
 from ._shape import as_dict, as_list, body_dict, required_list
 from ._violation import Violation
 
@@ -183,15 +183,6 @@ def validate_via_gemini(body: object, model: str | None = None) -> list[Violatio
     return check_contents(contents, p, index_map, model)
 
 
-def validate_via_litellm(body: object, provider: str, model: str | None = None) -> list[Violation]:
-    """An Anthropic body as LiteLLM's adapter sends it to ``provider``'s Chat endpoint, checked by
-    that provider's rules; each violation's ``message_index`` points into the Anthropic body."""
-    b = body_dict(body)
-    converted, index_map = litellm_chat_view(b)
-    found = validate_openai_chat({"model": b.get("model"), "messages": converted}, provider, model)
-    return [v if v.message_index is None else replace(v, message_index=index_map[v.message_index]) for v in found]
-
-
 def litellm_chat_view(body: object) -> tuple[list[dict[str, Any]], list[int | None]]:
     """The Chat messages LiteLLM's adapter makes of an Anthropic body (what the rules look at), and
     for each the index of the Anthropic message it came from (None: the ``system`` parameter)."""
@@ -245,24 +236,6 @@ def _litellm_messages(role: str, content: str | list[dict[str, Any]]) -> list[di
     if reasoning:
         message["reasoning_content"] = reasoning
     return [message]
-
-
-def validate_responses_via_litellm(body: object, provider: str, model: str | None = None) -> list[Violation]:
-    """A Responses body as LiteLLM's bridge sends it to ``provider``'s Chat endpoint, checked by that
-    provider's rules; each violation's ``message_index`` points into ``input`` (None: the
-    ``instructions``)."""
-    b = body_dict(body)
-    converted, index_map = litellm_responses_view(b)
-    chat: dict[str, Any] = {"model": b.get("model"), "messages": converted}
-    tools = [
-        {"type": "function", "function": {"name": t.get("name"), "parameters": t.get("parameters") or {}}}
-        for t in b.get("tools") or ()
-        if isinstance(t, dict) and t.get("type") == "function"
-    ]
-    if tools:
-        chat["tools"] = tools
-    found = validate_openai_chat(chat, provider, model)
-    return [v if v.message_index is None else replace(v, message_index=index_map[v.message_index]) for v in found]
 
 
 def litellm_responses_view(body: object) -> tuple[list[dict[str, Any]], list[int | None]]:

@@ -203,7 +203,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ._envelope import violation, wrap_openrouter
+from ._envelope import violation
 from ._shape import as_dict, as_list, as_str, body_dict, required_list
 from ._violation import Violation
 
@@ -619,21 +619,10 @@ def faults(messages: list[_Msg]) -> list[_Fault]:
     return found
 
 
-def validate_openai_chat(body: object, provider: str, model: str | None = None) -> list[Violation]:
-    """The rules ``provider`` applies to an OpenAI-shaped Chat Completions body (for ``model``, if
-    given, else the body's own)."""
-    if provider == "anthropic-openai-compat":
-        from ._convert import validate_via_anthropic
-
-        return validate_via_anthropic(body)
-    if provider == "gemini-openai-compat":
-        from ._convert import validate_via_gemini
-
-        return validate_via_gemini(body, model)
-    if provider == "bedrock":
-        from ._convert import validate_via_converse
-
-        return validate_via_converse(body, model)
+def validate_compatible(body: object, provider: str) -> list[Violation]:
+    """The rules of ``provider``, an OpenAI-compatible server (or OpenAI itself), for a Chat body;
+    the providers reached through a conversion (Anthropic's and Gemini's compatibility endpoints,
+    Bedrock, OpenRouter's upstreams) are ``_chat``'s to dispatch."""
     b, messages = parse(body)
     if provider == "mistral":
         return _mistral(messages)
@@ -659,8 +648,6 @@ def validate_openai_chat(body: object, provider: str, model: str | None = None) 
         return _sambanova(b, messages)
     if provider == "together":
         return []
-    if provider == "openrouter":
-        return _openrouter(b, messages)
     if provider == "deepseek":
         return _deepseek(b, messages)
     out = _openai(b, messages, provider)
@@ -1151,19 +1138,3 @@ def _template_roles(messages: list[_Msg], template: str, provider: str) -> list[
             out.append(violation(provider, rule, text, position[id(msg)], status=status))
         k += 1
     return out
-
-
-def _openrouter(b: dict[str, Any], messages: list[_Msg]) -> list[Violation]:
-    upstream = openrouter_upstream(b.get("model"))
-    if upstream is None:
-        return [wrap_openrouter(v, "openai") for v in _openai(b, messages, "openai")]
-    # The upstream is asked for its own model name; OpenRouter writes Claude's versions with a dot.
-    name = model_name(b.get("model"))
-    if upstream == "anthropic":
-        from ._convert import validate_via_anthropic
-
-        found = validate_via_anthropic({**b, "model": name.replace(".", "-")})
-        # OpenRouter calls Anthropic's own API, whose error body it passes on.
-        native = [violation("anthropic", v.rule, v.message, v.message_index) for v in found]
-        return [wrap_openrouter(v, "anthropic") for v in native]
-    return [wrap_openrouter(v, upstream) for v in validate_openai_chat({**b, "model": name}, upstream)]

@@ -16,6 +16,7 @@ import pytest
 
 from proxy.labels import MAX_NAME_LENGTH, ModelLabels
 from proxy.logs import TextFormatter, log
+from proxy.observers.metrics import ExchangeMetrics
 from tests._support.observed import BROKEN_ANTHROPIC, BROKEN_OPENAI, observed, rejecting_app
 from tests._support.proxy_e2e import LogLines, wait_for
 from tests._support.servers import free_port, running_server, wait_until_ready
@@ -94,7 +95,10 @@ def test_model_labels_are_a_bounded_set(tmp_path: Path, logs: LogLines) -> None:
     weird = ["x" * (MAX_NAME_LENGTH + 1), "gpt 4o; DROP", "first-seen-2", "first-seen-3"]
     with observed(tmp_path) as s:
         # Room for two names beyond the route table's (a hundred by default).
-        s.app.state.suture.model_labels = ModelLabels(["routed-model"], max_first_seen=2)
+        observers = s.app.state.suture.observers
+        next(o for o in observers if isinstance(o, ExchangeMetrics)).model_labels = ModelLabels(
+            ["routed-model"], max_first_seen=2
+        )
         with s.openai() as client:
             for model in ["routed-model", "first-seen-1", *weird, "first-seen-1"]:
                 client.chat.completions.create(**{**BROKEN_OPENAI, "model": model})

@@ -47,7 +47,9 @@ def traced(
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     with observed(tmp_path, otel={"enabled": True}, **kwargs) as s:
-        s.app.state.suture.tracer = ExchangeTracer(provider)
+        state = s.app.state.suture
+        tracer = state.tracer = ExchangeTracer(provider)
+        state.observers = [tracer if isinstance(o, ExchangeTracer) else o for o in state.observers]
         yield s, exporter
 
 

@@ -42,7 +42,7 @@ def test_a_finished_request_leaves_no_cycle_for_the_garbage_collector(tmp_path: 
     and its scope, its request, its retrier) made the collector run under load, for 17% more CPU."""
     from proxy.emulator import EmulatorConfig, build_emulator_app
     from proxy.emulator.extra_rules import ExtraRule
-    from proxy.routes.exchange import Exchange
+    from proxy.exchange import Exchange
     from proxy.routes.rejections import Retrier
     from tests._support.servers import running_server
 

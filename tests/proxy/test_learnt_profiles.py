@@ -21,7 +21,7 @@ import openai
 import pytest
 
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from proxy.learnt import IN_CAPTURE_DIR
+from proxy.settings import IN_CAPTURE_DIR
 from tests._support.emulator import recorded_requests
 from tests._support.proxy_e2e import LogLines, suture, wait_for
 from tests._support.servers import free_port, running_server

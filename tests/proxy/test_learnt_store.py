@@ -132,7 +132,7 @@ def test_lessons_apply_rules_of_the_violations_they_name() -> None:
 
 def test_the_capture_directory_never_lists_nor_evicts_the_learnt_fixes(tmp_path: Path) -> None:
     from proxy.capture import CaptureStore
-    from proxy.learnt import IN_CAPTURE_DIR
+    from proxy.settings import IN_CAPTURE_DIR
 
     store = LearntProfiles(tmp_path / IN_CAPTURE_DIR, expire_seconds=3600)
     store.learn("u", "http://a", "m", PORTABLE, "")

@@ -13,8 +13,8 @@ import anyio
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from proxy.settings import TimeoutSettings
 from proxy.upstreams.native import (
+    Timeouts,
     Upstream,
     UpstreamError,
     UpstreamSigningError,
@@ -112,7 +112,7 @@ def test_relay_headers_drop_hop_by_hop_and_mark_sse_unbuffered() -> None:
 
     async def run() -> list[tuple[bytes, bytes]]:
         async with raw_upstream(answer) as base:
-            upstream = Upstream("openai", base, timeouts=TimeoutSettings())
+            upstream = Upstream("openai", base, timeouts=Timeouts())
             response = await upstream.open("POST", "/v1/chat/completions", headers=[], content=b"{}")
             try:
                 return relay_headers(response)
@@ -139,7 +139,7 @@ def test_relay_headers_leave_a_json_answer_unmarked() -> None:
 
     async def run() -> list[tuple[bytes, bytes]]:
         async with raw_upstream(answer) as base:
-            upstream = Upstream("openai", base, timeouts=TimeoutSettings())
+            upstream = Upstream("openai", base, timeouts=Timeouts())
             response = await upstream.open("GET", "/v1/models", headers=[])
             try:
                 assert await response.aread() == b"{}"
@@ -197,7 +197,7 @@ def test_open_sends_the_request_as_built_to_base_url_plus_path() -> None:
     with running_server(recorder) as base:
 
         async def run() -> list[bytes]:
-            upstream = Upstream("openai", base + "/v1/", timeouts=TimeoutSettings())
+            upstream = Upstream("openai", base + "/v1/", timeouts=Timeouts())
             try:
                 headers = h(("X-Custom", "a"), ("Authorization", "Bearer k"), ("X-Custom", "b"))
                 response = await upstream.open(
@@ -248,7 +248,7 @@ def test_a_bedrock_path_goes_byte_identical_and_is_signed_as_sent() -> None:
     with running_server(recorder) as base:
 
         async def run() -> None:
-            upstream = Upstream("bedrock", base, timeouts=TimeoutSettings(), sign=sign)
+            upstream = Upstream("bedrock", base, timeouts=Timeouts(), sign=sign)
             try:
                 response = await upstream.open(
                     "POST", "/model/a%3Ab/converse", headers=h(("content-type", "application/json")), content=b"{}"
@@ -279,7 +279,7 @@ def test_a_signing_failure_is_a_502_and_nothing_is_sent() -> None:
     with running_server(recorder) as base:
 
         async def run() -> None:
-            upstream = Upstream("bedrock", base, timeouts=TimeoutSettings(), sign=sign)
+            upstream = Upstream("bedrock", base, timeouts=Timeouts(), sign=sign)
             try:
                 with pytest.raises(UpstreamSigningError) as info:
                     await upstream.open("POST", "/model/m/converse", headers=[], content=b"{}")
@@ -297,7 +297,7 @@ def test_a_header_with_a_line_break_is_refused_and_never_sent() -> None:
     with running_server(recorder) as base:
 
         async def run() -> None:
-            upstream = Upstream("openai", base, timeouts=TimeoutSettings())
+            upstream = Upstream("openai", base, timeouts=Timeouts())
             try:
                 with pytest.raises(UpstreamError) as info:
                     await upstream.open(
@@ -316,7 +316,7 @@ def test_a_refused_connection_is_a_502() -> None:
     base = f"http://127.0.0.1:{free_port()}"
 
     async def run() -> None:
-        upstream = Upstream("openai", base, timeouts=TimeoutSettings())
+        upstream = Upstream("openai", base, timeouts=Timeouts())
         try:
             with pytest.raises(UpstreamError) as info:
                 await upstream.open("POST", "/v1/chat/completions", headers=[], content=b"{}")
@@ -333,7 +333,7 @@ def test_no_answer_within_the_read_timeout_is_a_504() -> None:
     with running_server(recorder) as base:
 
         async def run() -> None:
-            upstream = Upstream("openai", base, timeouts=TimeoutSettings(read=0.2))
+            upstream = Upstream("openai", base, timeouts=Timeouts(read=0.2))
             try:
                 with pytest.raises(UpstreamTimeout) as info:
                     await upstream.open("POST", "/v1/chat/completions", headers=[], content=b"{}")
@@ -354,7 +354,7 @@ def test_no_answer_within_the_read_timeout_is_a_504() -> None:
 def test_a_malformed_answer_is_a_502(answer: bytes) -> None:
     async def run() -> None:
         async with raw_upstream(answer, then_close=True) as base:
-            upstream = Upstream("openai", base, timeouts=TimeoutSettings(read=5))
+            upstream = Upstream("openai", base, timeouts=Timeouts(read=5))
             try:
                 with pytest.raises(UpstreamError) as info:
                     await upstream.open("POST", "/v1/chat/completions", headers=[], content=b"{}")

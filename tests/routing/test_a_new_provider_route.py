@@ -1,7 +1,7 @@
 """A native route for a provider Suture does not know is one row of the route table.
 
 A fictional OpenAI-compatible provider, "acme", whose bodies follow Mistral's rules, is added in
-one place (two values appended to ``proxy.routes.table`` before anything reads it) and is then:
+one place (two values appended to ``proxy.provider_table`` before anything reads it) and is then:
 served (its own path, settings section and client key; a broken transcript repaired by the rules
 the core's provider table binds for it, and accepted by a strict emulator of Mistral's API),
 replayed (``suture replay`` finds its endpoint and reads its key variable) and documented (the
@@ -22,8 +22,8 @@ from typing import Any
 import openai
 import pytest
 
+from proxy import provider_table
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from proxy.routes import table
 from proxy.routes.reference import reference
 from tests._support.servers import free_port, running_server, wait_until_ready
 
@@ -31,11 +31,11 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT_KEY = "acme-client-key-5b1e0c"
 UPSTREAM_KEY = "acme-upstream-key-77d2aa"
 
-# The one place: what a contributor adds to proxy/routes/table.py for a new provider route.
+# The one place: what a contributor adds to proxy/provider_table.py for a new provider route.
 THE_ROW = """
-from proxy.routes import table
+from proxy import provider_table
 
-ACME = table.Provider(
+ACME = provider_table.Provider(
     "acme",
     "https://api.acme.example/v1",
     errors="openai-chat",
@@ -43,7 +43,7 @@ ACME = table.Provider(
     key_env="ACME_API_KEY",
     rules="mistral",
 )
-table.ROUTES = (*table.ROUTES, table.Route("acme-chat", ("/acme/v1/chat/completions",), ACME, "openai-chat", "/chat/completions"))
+provider_table.ROUTES = (*provider_table.ROUTES, provider_table.Route("acme-chat", ("/acme/v1/chat/completions",), ACME, "openai-chat", "/chat/completions"))
 """
 LAUNCHER = (
     THE_ROW
@@ -194,20 +194,28 @@ def test_the_readme_route_reference_is_current() -> None:
 
 
 def test_a_row_that_contradicts_the_core_s_provider_table_is_refused() -> None:
-    nowhere = table.Provider("nowhere", "https://nowhere.example", errors="openai-chat", upstream_key="bearer")
-    row = table.Route("nowhere", ("/nowhere/v1/chat/completions",), nowhere, "openai-chat", "/chat/completions")
+    nowhere = provider_table.Provider("nowhere", "https://nowhere.example", errors="openai-chat", upstream_key="bearer")
+    row = provider_table.Route(
+        "nowhere", ("/nowhere/v1/chat/completions",), nowhere, "openai-chat", "/chat/completions"
+    )
     with pytest.raises(ValueError, match="no 'nowhere' for openai-chat"):
-        table.check((*table.ROUTES, row))
-    clash = table.Route("again", ("/v1/chat/completions",), table.OPENAI, "openai-chat", "/chat/completions")
+        provider_table.check((*provider_table.ROUTES, row))
+    clash = provider_table.Route(
+        "again", ("/v1/chat/completions",), provider_table.OPENAI, "openai-chat", "/chat/completions"
+    )
     with pytest.raises(ValueError, match="two routes serve /v1/chat/completions"):
-        table.check((*table.ROUTES, clash))
-    renamed = table.Route("chat", ("/again/v1/chat/completions",), table.OPENAI, "openai-chat", "/chat/completions")
+        provider_table.check((*provider_table.ROUTES, clash))
+    renamed = provider_table.Route(
+        "chat", ("/again/v1/chat/completions",), provider_table.OPENAI, "openai-chat", "/chat/completions"
+    )
     with pytest.raises(ValueError, match="two routes are named 'chat'"):
-        table.check((*table.ROUTES, renamed))
+        provider_table.check((*provider_table.ROUTES, renamed))
     # Its own errors in a shape the core cannot build for it would be a 500 on every refusal.
-    odd = table.Provider("odd", "https://odd.example/v1", errors="gemini", upstream_key="bearer", rules="mistral")
-    row = table.Route("odd", ("/odd/v1/chat/completions",), odd, "openai-chat", "/chat/completions")
+    odd = provider_table.Provider(
+        "odd", "https://odd.example/v1", errors="gemini", upstream_key="bearer", rules="mistral"
+    )
+    row = provider_table.Route("odd", ("/odd/v1/chat/completions",), odd, "openai-chat", "/chat/completions")
     with pytest.raises(
         ValueError, match="errors take the shape of gemini, for which the core's provider table has no 'mistral'"
     ):
-        table.check((*table.ROUTES, row))
+        provider_table.check((*provider_table.ROUTES, row))

@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from proxy.upstreams import via_litellm as gateway
+from sanitizer.rejection import refusal_message
 from tests._support.litellm_routes import NO_LITELLM
 
 RESTORE = {"aB3dE5gH7": "call_client_own_id"}
@@ -201,7 +202,7 @@ def _dns_failure() -> BaseException:
 def test_litellm_errors_map_to_statuses_by_type_with_the_providers_message(
     make: Callable[[Any], BaseException], cause: str | None, expected: tuple[int, str]
 ) -> None:
-    error = gateway._gateway_error(_raised(make, _dns_failure() if cause == "dns" else None))
+    error = gateway._gateway_error(_raised(make, _dns_failure() if cause == "dns" else None), refusal_message)
     assert (error.status, error.message[: len(expected[1])]) == expected or (
         error.status == expected[0] and expected[1] in error.message
     ), (error.status, error.message)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests._support.adversarial import CHECKS, SHAPES, Check, Shape
+from bench.adversarial import CHECKS, SHAPES, Check, Shape
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,6 +14,7 @@ import pytest
 
 from proxy.app import build_app
 from proxy.labels import MAX_NAME_LENGTH, OTHER, ModelLabels
+from proxy.observers.metrics import ExchangeMetrics
 from proxy.settings import Settings
 from tests._support.faulty_upstream import FaultyUpstream
 from tests._support.proxy_e2e import LogLines, wait_for
@@ -62,7 +63,7 @@ def test_multi_mib_model_names_are_labelled_other_and_not_kept(faulty: FaultyUps
             assert client.post("/v1/chat/completions", json=body).status_code == 200
         wait_for(lambda: len(logs.records("suture.access", "request", path="/v1/chat/completions")) >= 3)
         metrics = client.get("/metrics").text
-        labels = app.state.suture.model_labels
+        labels = next(o for o in app.state.suture.observers if isinstance(o, ExchangeMetrics)).model_labels
         remembered = _remembered(labels)
     assert len(faulty.seen) == 3  # the names did reach the upstream whole
     assert all(len(s.body) > 3 * MiB for s in faulty.seen)

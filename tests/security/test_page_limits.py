@@ -18,7 +18,7 @@ import orjson
 import pytest
 
 import proxy.ui.feed
-import proxy.ui.routes
+import proxy.ui.page
 from proxy.app import build_app
 from proxy.settings import Settings
 from proxy.ui.ring import Entry, Ring
@@ -52,10 +52,9 @@ def upstream() -> Iterator[str]:
 def serving(**settings: Any) -> Iterator[tuple[str, Ring]]:
     """A Suture with the page on; yields its URL and the page's ring."""
     app = build_app(Settings(**settings))
-    ui = app.state.suture.ui
-    assert ui is not None
+    feed = next(o for o in app.state.suture.observers if isinstance(o, proxy.ui.feed.Feed))
     with running_server(app, timeout_graceful_shutdown=2) as url:
-        yield url, ui.ring
+        yield url, feed.ring
 
 
 def long_chat(messages: int) -> dict[str, Any]:
@@ -215,7 +214,7 @@ def test_a_long_transcript_s_page_is_built_off_the_loop_and_cut(upstream: str, m
         answer = client.post("/v1/chat/completions", json=body)
         assert answer.status_code == 200 and answer.headers["x-suture-repairs"] != "0"
         request_id = answer.headers["x-suture-request-id"]
-        gate = Gate(monkeypatch, proxy.ui.routes, "compare")
+        gate = Gate(monkeypatch, proxy.ui.page, "compare")
         page: list[httpx.Response] = []
 
         def view() -> None:

@@ -231,7 +231,7 @@ def test_without_the_key_on_a_non_loopback_bind_the_page_is_refused(page: Any, u
 
 def test_the_offline_capture_page_shows_the_same_diff(page: Any, upstreams: dict[str, str], tmp_path: Path) -> None:
     from proxy.capture import CaptureStore
-    from proxy.ui.routes import CaptureSource, build_page
+    from proxy.ui.page import CaptureSource, build_page
 
     def sides() -> list[list[str]]:
         return [

@@ -18,7 +18,7 @@ import pytest
 from proxy import cli
 from proxy.capture import CaptureStore
 from proxy.emulator import EmulatorConfig, build_emulator_app
-from proxy.ui.routes import CaptureSource, build_page
+from proxy.ui.page import CaptureSource, build_page
 from proxy.ui.terminal import cells
 from tests._support.page import INTERRUPTED_CHAT, TOOLS
 from tests._support.proxy_e2e import suture

@@ -69,6 +69,9 @@ class Provider:
     base_path: str = ""
     """The part of Suture's paths that the provider's base URL already ends in: OpenAI's ends in
     ``/v1``, so Suture's ``/v1/embeddings`` is the upstream's ``{base URL}/embeddings``."""
+    otel_name: str = ""
+    """Its ``gen_ai.provider.name`` in traces (the OpenTelemetry GenAI conventions' well-known
+    value); by default ``name``."""
 
     @property
     def core_name(self) -> str:
@@ -94,6 +97,9 @@ class Route:
     api_markers: tuple[str, ...] = ()
     """How a logged request's path gives its format away (``suture check`` on an HTTP dump),
     lowercase; by default :attr:`endpoint`."""
+    otel_operation: str | None = "chat"
+    """Its ``gen_ai.operation.name`` in traces (the conventions' well-known values); None for an
+    operation they do not name (counting tokens)."""
 
     @property
     def endpoint(self) -> str | None:
@@ -168,6 +174,7 @@ GEMINI = Provider(
     recognised_by=("/v1beta/", "/upload/", "x-goog-api-key"),
     key_env="GEMINI_API_KEY",
     passthrough=("/v1beta/", "/v1/", "/upload/"),
+    otel_name="gcp.gemini",
 )
 BEDROCK = Provider(
     "bedrock",
@@ -177,6 +184,7 @@ BEDROCK = Provider(
     upstream_key="sigv4",
     recognised_by=("/model/",),
     passthrough=("/model/",),
+    otel_name="aws.bedrock",
 )
 
 # OpenAI's conventional base URL ends in /v1, Anthropic's does not (each SDK's own convention,
@@ -185,7 +193,14 @@ ROUTES: tuple[Route, ...] = (
     Route("chat", ("/v1/chat/completions",), OPENAI, "openai-chat", "/chat/completions", routed=True),
     Route("responses", ("/v1/responses",), OPENAI, "openai-responses", "/responses", routed=True),
     Route("messages", ("/v1/messages",), ANTHROPIC, "anthropic-messages", "/v1/messages", routed=True),
-    Route("count_tokens", ("/v1/messages/count_tokens",), ANTHROPIC, "anthropic-messages", "/v1/messages/count_tokens"),
+    Route(
+        "count_tokens",
+        ("/v1/messages/count_tokens",),
+        ANTHROPIC,
+        "anthropic-messages",
+        "/v1/messages/count_tokens",
+        otel_operation=None,
+    ),
     Route(
         "gemini",
         # google-genai calls /v1 by default, /v1beta when asked (and the REST docs use v1beta).
@@ -195,6 +210,7 @@ ROUTES: tuple[Route, ...] = (
         None,
         model_of_path=_gemini_model,
         api_markers=(":generatecontent", ":streamgeneratecontent"),
+        otel_operation="generate_content",
     ),
     Route(
         "bedrock",
