@@ -11,8 +11,12 @@ RUN pip wheel --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# The dependencies exactly as locked, each checked against its hash: two builds of one commit get
+# the same packages. The wheel itself then adds no dependency of its own.
+COPY requirements.lock /tmp/requirements.lock
 COPY --from=build /wheels /wheels
-RUN pip install /wheels/*.whl && rm -rf /wheels \
+RUN pip install --require-hashes --only-binary :all: -r /tmp/requirements.lock \
+ && pip install --no-deps /wheels/*.whl && rm -rf /wheels /tmp/requirements.lock \
  && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin suture
 # The default configuration; mount your own file over it (a ConfigMap, a bind mount).
 COPY config/suture.yaml /etc/suture/suture.yaml

@@ -164,11 +164,19 @@ def _serve_workers(args: argparse.Namespace, settings: Settings, sock: socket.so
 def _add_emulate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "emulate",
-        help="run a strict fake OpenAI or Anthropic API (for tests and demos)",
-        description="Serve a strict emulator of a provider's API that answers broken transcripts with "
-        "the provider's 400 and can record every request it receives.",
+        help="run a strict fake of every provider's API (for tests and demos)",
+        description="Serve a strict emulator of the providers' APIs, all on one port: OpenAI Chat and "
+        "Responses, embeddings and files, Anthropic Messages, Gemini, Bedrock Converse and the named "
+        "OpenAI-compatible profiles (/{provider}/v1/...). It answers a broken transcript with the provider's "
+        "own 400, accepts any API key (but not none), and can record every request it receives. "
+        "It prints which API is served on which path as it starts.",
     )
-    parser.add_argument("--provider", required=True, choices=["openai", "anthropic"])
+    parser.add_argument(
+        "--provider",
+        choices=["openai", "anthropic"],
+        help="answer GET /v1/models and unknown paths as this provider, whatever the client (default: in the "
+        "shape of the client that asks, OpenAI's or Anthropic's); every API's routes are served either way",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8788, help="port to listen on (default 8788)")
     parser.add_argument("--record", type=Path, help="append each request received to this JSON-lines file")
@@ -207,7 +215,12 @@ def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser = sub.add_parser(
         "rules",
         help="print the repair-rule reference (what, why, example, safety)",
-        description="Print the repair-rule reference, generated from the rules' own documentation.",
+        description="Print the repair-rule reference, generated from the rules' own documentation: every "
+        "rule's, or those of the CODEs given.",
+    )
+    parser.add_argument("codes", nargs="*", metavar="CODE", help="a rule's code (TP001, tp001): print its section only")
+    parser.add_argument(
+        "--list", action="store_true", help="print instead one line per rule: its code, name and what it repairs"
     )
     parser.add_argument(
         "--violations",
@@ -223,17 +236,93 @@ def _add_rules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     parser.set_defaults(handler=_rules)
 
 
-def _rules(args: argparse.Namespace) -> int:
-    from sanitizer.rules import providers_reference, reference, violations_reference
+_LIST_WIDTH = 110
 
-    if args.providers:
+
+def _rules(args: argparse.Namespace) -> int:
+    import difflib
+
+    from sanitizer.rules import RULES, providers_reference, reference, rule_reference, summary, violations_reference
+
+    by_code = {rule.code: rule for rule in RULES}
+    if args.codes:
+        unknown = [code for code in args.codes if code.upper() not in by_code]
+        for code in unknown:
+            close = difflib.get_close_matches(code.upper(), sorted(by_code), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else " (`suture rules --list` lists them)"
+            print(f"suture rules: no rule {code}{hint}", file=sys.stderr)
+        if unknown:
+            return 2
+        sys.stdout.write("\n".join(rule_reference(by_code[code.upper()]) for code in args.codes))
+    elif args.list:
+        width = max(len(rule.name) for rule in RULES)
+        for code in sorted(by_code):
+            line = f"{code} {by_code[code].name:<{width}}  {summary(by_code[code])}"
+            # One line each, to scan: `suture rules CODE` has the rest.
+            print(line if len(line) <= _LIST_WIDTH else line[: _LIST_WIDTH - 1] + "…")
+    elif args.providers:
         sys.stdout.write(providers_reference())
     else:
         sys.stdout.write(violations_reference() if args.violations else reference())
     return 0
 
 
+def _add_docs(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "docs",
+        help="write or check the docs' sections generated from the code",
+        description="The rule, route, provider and configuration references in the docs are generated "
+        "from the code, each between <!-- NAME:begin --> and <!-- NAME:end --> markers. --write rewrites "
+        "them in place; --check writes nothing and exits 1 listing each stale or missing section.",
+    )
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write", action="store_true", help="rewrite every stale section in place")
+    action.add_argument("--check", action="store_true", help="exit 1 listing each stale or missing section")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="the project's directory (default: the checkout Suture runs from, else the current directory)",
+    )
+    parser.set_defaults(handler=_docs)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from .commands import docs
+
+    return docs.run(args)
+
+
+def _add_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "demo",
+        help="see a repair, offline: nothing to configure, no key, no network",
+        description="Start the strict emulator and Suture (its page on) on loopback ports, send an "
+        "interrupted agent's transcript through the official OpenAI and Anthropic SDKs, straight to the "
+        "emulator (the provider's 400) and through Suture (200), and print the transcript before and after "
+        "and the repairs; then serve until Ctrl-C, so an agent can be pointed at it. Reads no config file "
+        "and no SUTURE_* variable; the key it sends is a dummy.",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="do not serve afterwards: exit 0 when both SDKs got their 200 through Suture after a repair, "
+        "1 otherwise with the reason",
+    )
+    parser.add_argument("--port", type=int, help="Suture's port (default: a free one)")
+    parser.set_defaults(handler=_demo)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .commands import demo
+
+    if args.port is not None and not 1 <= args.port <= 65535:
+        print(f"suture demo: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
+        return 2
+    return demo.run(check=args.check, port=args.port)
+
+
 COMMANDS = (
+    _add_demo,
     _add_serve,
     _add_emulate,
     _add_rules,
@@ -243,6 +332,7 @@ COMMANDS = (
     captures.add,
     profiles.add,
     config.add,
+    _add_docs,
 )
 
 

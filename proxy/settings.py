@@ -9,12 +9,14 @@ request path only reads them.
 from __future__ import annotations
 
 import base64
+import difflib
 import ipaddress
 import os
 import re
 import sys
+import typing
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -849,6 +851,35 @@ def _describe(exc: ValidationError, path: Path | None) -> str:
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown setting"
+            close = closest(str(error["loc"][-1]), _names_at(Settings, error["loc"][:-1]))
+            if close is not None:
+                message += f" (did you mean {close}?)"
         problems.append(f"{where}: {message}")
     source = f"{path} + SUTURE_* environment" if path is not None else "SUTURE_* environment"
     return f"invalid settings ({source}): " + "; ".join(problems)
+
+
+def closest(name: str, names: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The one of ``names`` that ``name`` most likely misspells, if any is close enough."""
+    close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def _names_at(annotation: Any, loc: tuple[int | str, ...]) -> list[str]:
+    """The field names of the section at ``loc`` (``("openai",)``, ``("upstreams", "mine")``,
+    ``("routes", 0)``) of the settings; none where ``loc`` leads to no section."""
+    for part in loc:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(str(part))
+            if field is None:
+                return []
+            annotation = field.annotation
+            continue
+        # A mapping or a list of sections (`upstreams.NAME`, `routes.0`), or `X | None`: its element.
+        args = [a for a in typing.get_args(annotation) if a is not type(None) and a is not Ellipsis]
+        if not args:
+            return []
+        annotation = args[-1]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []

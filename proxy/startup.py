@@ -7,7 +7,6 @@ in and where its traffic goes. Keys are never part of it.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 from . import provider_table
 from .config_reference import rows
-from .settings import Settings
+from .settings import Settings, closest
 
 # SUTURE_* names read by something other than the settings (the test suite's golden-file switch).
 _NOT_SETTINGS = frozenset({"SUTURE_UPDATE_GOLDEN"})
@@ -59,9 +58,9 @@ def unknown_variables(environ: Mapping[str, str] | None = None) -> list[tuple[st
     for name in sorted(environ):
         if name.startswith("SUTURE_") and name not in known and name not in _NOT_SETTINGS:
             # A nested field set on its own (SUTURE_OPENAI_RETRIES_ATTEMPTS) belongs to a JSON variable.
-            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
-            if close:
-                found.append((name, close[0]))
+            close = closest(name, known, cutoff=0.75)
+            if close is not None:
+                found.append((name, close))
     return found
 
 

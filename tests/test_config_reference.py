@@ -1,4 +1,4 @@
-"""The README's configuration reference: generated from the settings' field descriptions, current,
+"""The configuration reference (docs/configuration.md): generated from the settings' field descriptions, current,
 and covering every key of config/suture.yaml."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import yaml
 from proxy.config_reference import reference, rows
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+REFERENCE = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
 CONFIG = ROOT / "config" / "suture.yaml"
 
 
 def test_readme_config_reference_is_current() -> None:
-    section = re.search(r"<!-- config:begin -->\n(.*)<!-- config:end -->", README, re.S)
+    section = re.search(r"<!-- config:begin -->\n(.*)<!-- config:end -->", REFERENCE, re.S)
     assert section is not None
     assert section.group(1) == reference(), (
-        "README config reference is stale: regenerate it with `python -m proxy.config_reference`"
+        "docs/configuration.md is stale: regenerate it with `python -m proxy.config_reference`"
     )
 
 

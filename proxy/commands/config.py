@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import ssl
 import sys
 import time
@@ -132,6 +133,9 @@ async def _probe(url: str, context: ssl.SSLContext) -> str:
         return "unreachable (no connection within 5 s)"
     except ssl.SSLCertVerificationError as exc:
         return f"unreachable (TLS certificate not trusted: {exc.verify_message})"
+    except socket.gaierror as exc:
+        # getaddrinfo's errno (-2) is not one os.strerror knows: "Unknown error -2".
+        return f"unreachable: the host name {host} could not be resolved (DNS: {exc.strerror})"
     except OSError as exc:
         # asyncio's own text for a refused connection is "Connect call failed (...)": the errno says it.
         return f"unreachable ({os.strerror(exc.errno) if exc.errno else type(exc).__name__})"

@@ -1,9 +1,12 @@
 """The strict provider emulator: a fake OpenAI / Anthropic / Gemini / Bedrock server for tests and demos.
 
-It answers the five wire formats the way the real providers do where it matters to Suture:
-the same 400 for a broken transcript (via :func:`sanitizer.validate`), the same 401/403 for a
-missing key or signature, streams the official SDKs parse (SSE; AWS event-stream for Bedrock),
-and a log of exactly what arrived.
+Every API on one port. It answers the five wire formats the way the real providers do where it
+matters to Suture: the same 400 for a broken transcript (via :func:`sanitizer.validate`), the same
+401/403 for a missing key or signature (any key is accepted; the texts say so), streams the
+official SDKs parse (SSE; AWS event-stream for Bedrock), and a log of exactly what arrived. Around
+them, what a newcomer's client calls first: ``GET /v1/models`` in the shape of the client that asks
+(OpenAI's or Anthropic's), and OpenAI's embeddings and files, so that Suture's pass-through can be
+tried offline.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from . import (
     enforced,
     gemini,
     openai_chat,
+    openai_embeddings,
+    openai_files,
     openai_responses,
     responses_ws,
     together,
@@ -45,14 +50,16 @@ from .stored_chains import StoredChains
 
 Provider = Literal["openai", "anthropic"]
 
-# OpenAI's 401 for a request without a bearer key, verbatim.
+# The providers' refusals of a request without a key (verbatim), each followed by what the emulator takes.
+ACCEPTS_ANY = " (the emulator accepts any value)"
 OPENAI_MISSING_KEY = (
     "You didn't provide an API key. You need to provide your API key in an Authorization header using "
     "Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if "
     "you're accessing the API from your browser and are prompted for a username and password. You can "
-    "obtain an API key from https://platform.openai.com/account/api-keys."
+    "obtain an API key from https://platform.openai.com/account/api-keys." + ACCEPTS_ANY
 )
-ANTHROPIC_MISSING_KEY = "x-api-key header is required"
+ANTHROPIC_MISSING_KEY = "x-api-key header is required" + ACCEPTS_ANY
+GEMINI_MISSING_KEY = gemini.MISSING_KEY + ACCEPTS_ANY
 ANTHROPIC_MISSING_VERSION = "anthropic-version: header is required"
 OPENAI_BAD_JSON = (
     "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
@@ -91,19 +98,26 @@ DIALECTS.update(
 )
 _ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
+# What ``GET /v1/models`` lists, by id and display name (the API routes answer for any model named).
 _MODELS = {
-    "openai": ["gpt-4o-mini", "gpt-4.1", "gpt-5"],
-    "anthropic": ["claude-haiku-4-5", "claude-sonnet-4-6", "claude-opus-4-7"],
+    "openai": {name: name for name in ("gpt-4o-mini", "gpt-4.1", "gpt-5", "text-embedding-3-small")},
+    "anthropic": {
+        "claude-haiku-4-5": "Claude Haiku 4.5",
+        "claude-sonnet-4-6": "Claude Sonnet 4.6",
+        "claude-opus-4-7": "Claude Opus 4.7",
+    },
 }
 
 
 @dataclass(frozen=True)
 class EmulatorConfig:
-    """How the emulator behaves. ``provider`` picks the key check and error shape of routes
-    that belong to neither API (``/v1/models``, unknown paths); the three API routes always
-    speak their own provider's dialect."""
+    """How the emulator behaves. Every API's routes are served whatever ``provider`` is, each
+    speaking its own provider's dialect; ``provider`` fixes the key check and the shape of the
+    routes the APIs share (``GET /v1/models``, unknown paths), which by default (None) answer in
+    the shape of the client that asks: Anthropic's for a request with ``x-api-key`` or
+    ``anthropic-version``, Google's for one with a Gemini key (unknown paths), else OpenAI's."""
 
-    provider: Provider = "openai"
+    provider: Provider | None = None
     record_path: Path | None = None
     require_api_key: bool = True
     stream_delay: float = 0.0
@@ -114,8 +128,8 @@ class EmulatorConfig:
     """Other providers' violation codes the OpenAI Chat route enforces too (``enforced.py``)."""
 
     def __post_init__(self) -> None:
-        if self.provider not in ("openai", "anthropic"):
-            raise ValueError(f"provider must be 'openai' or 'anthropic', not {self.provider!r}")
+        if self.provider not in (None, "openai", "anthropic"):
+            raise ValueError(f"provider must be 'openai', 'anthropic' or None, not {self.provider!r}")
         if self.stream_delay < 0:
             raise ValueError("stream_delay must not be negative")
         enforced.check_codes(self.enforce)
@@ -131,9 +145,11 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
     ``llamacpp``, ``fireworks``, ``xai``, ``zhipu``, ``nim``, ``lmstudio``, ``ollama``, ``sglang``,
     ``sambanova``, ``together``: their rules and texts; Together's inferred one, ``together.py``)
     and Azure's ``/azure/v1/responses``,
-    Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, ``GET /v1/models`` and
-    ``GET /healthz``; and OpenAI's Responses WebSocket at ``/v1/responses`` (each
-    ``response.create`` event counted and logged as a request).
+    Bedrock's ``/model/{modelId}/converse`` and ``/converse-stream``, OpenAI's ``/v1/embeddings`` and
+    ``/v1/files[/{file_id}[/content]]`` (``openai_embeddings.py``, ``openai_files.py``),
+    ``GET /v1/models[/{model}]`` (see :class:`EmulatorConfig` for its shape) and ``GET /healthz``;
+    and OpenAI's Responses WebSocket at ``/v1/responses`` (each ``response.create`` event counted
+    and logged as a request).
 
     ``app.state.requests`` counts requests received (health checks excluded),
     ``app.state.disconnects`` counts streams the client abandoned, and ``app.state.config``
@@ -161,6 +177,13 @@ def build_emulator_app(config: EmulatorConfig) -> Starlette:
         # OpenAI's WebSocket mode: GET /v1/responses with Upgrade: websocket (responses_ws.py).
         WebSocketRoute("/v1/responses", emulator.responses_socket),
         Route("/v1/models", emulator.recorded(emulator.models), methods=["GET"]),
+        # GET only: a POST under /v1/models/ is Gemini's generateContent (above).
+        Route("/v1/models/{model_id:str}", emulator.recorded(emulator.models), methods=["GET"]),
+        Route("/v1/embeddings", emulator.recorded(emulator.embeddings), methods=["POST"]),
+        Route("/v1/files", emulator.recorded(emulator.upload_file), methods=["POST"]),
+        Route("/v1/files", emulator.recorded(emulator.list_files), methods=["GET"]),
+        Route("/v1/files/{file_id:str}", emulator.recorded(emulator.file), methods=["GET", "DELETE"]),
+        Route("/v1/files/{file_id:str}/content", emulator.recorded(emulator.file_content), methods=["GET"]),
         Route("/healthz", _healthz, methods=["GET"]),
         Route("/{path:path}", emulator.recorded(emulator.unknown), methods=_ALL_METHODS),
     ]
@@ -180,8 +203,9 @@ def _json(status: int, body: Any, headers: dict[str, str]) -> Response:
     return Response(content, status_code=status, headers=headers, media_type="application/json")
 
 
-# An answer gets the request, its raw body and its index in the log, and returns the response.
-Answer = Callable[[Request, bytes, int], Response]
+# An answer gets the request, its raw body and its index in the log, and returns the response
+# (or, where it must parse a form, a coroutine of it).
+Answer = Callable[[Request, bytes, int], Response | Awaitable[Response]]
 
 
 class _Emulator:
@@ -189,6 +213,7 @@ class _Emulator:
         self.config = config
         self.recorder = Recorder(config.record_path)
         self.chains = StoredChains()
+        self.files = openai_files.FileStore()
 
     def recorded(self, answer: Answer) -> Callable[[Request], Awaitable[Response]]:
         """An endpoint that reads the body, numbers the request, answers, and logs the exchange."""
@@ -198,7 +223,8 @@ class _Emulator:
             state = request.app.state
             index = state.requests
             state.requests += 1
-            response = answer(request, raw, index)
+            answered = answer(request, raw, index)
+            response = answered if isinstance(answered, Response) else await answered
             self.recorder.request(
                 index=index,
                 path=request.url.path,
@@ -211,36 +237,131 @@ class _Emulator:
 
         return endpoint
 
+    def client(self, request: Request) -> str:
+        """Whose shape a route the APIs share answers in: the configured provider's, else that of
+        the client that asks (the official SDKs each send their own key header)."""
+        if self.config.provider is not None:
+            return self.config.provider
+        headers = request.headers
+        if "anthropic-version" in headers or "x-api-key" in headers:
+            return "anthropic"
+        if "x-goog-api-key" in headers or "key" in request.query_params:
+            return "gemini"
+        return "openai"
+
     def models(self, request: Request, raw: bytes, index: int) -> Response:
-        provider = self.config.provider
+        """``GET /v1/models`` and ``/v1/models/{model_id}``, in OpenAI's or Anthropic's shape."""
+        provider = self.client(request)
+        if provider not in _MODELS:
+            return self.unknown(request, raw, index)
         headers = _request_id(provider)
         denied = self._auth_error(request, provider, headers)
         if denied is not None:
             return denied
         names = _MODELS[provider]
+        model_id = request.path_params.get("model_id")
+        # Any model is answered, as the API routes answer for any model named.
+        listed = [model_id] if model_id is not None else list(names)
         if provider == "openai":
-            return _json(
-                200,
-                {
-                    "object": "list",
-                    "data": [
-                        {"id": n, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for n in names
-                    ],
-                },
-                headers,
-            )
-        listing = [{"type": "model", "id": n, "display_name": n, "created_at": "2025-01-01T00:00:00Z"} for n in names]
-        return _json(200, {"data": listing, "has_more": False, "first_id": names[0], "last_id": names[-1]}, headers)
+            models = [{"id": n, "object": "model", "created": 1_700_000_000, "owned_by": "system"} for n in listed]
+            return _json(200, models[0] if model_id is not None else {"object": "list", "data": models}, headers)
+        models = [
+            {"type": "model", "id": n, "display_name": names.get(n, n), "created_at": "2025-01-01T00:00:00Z"}
+            for n in listed
+        ]
+        if model_id is not None:
+            return _json(200, models[0], headers)
+        return _json(200, {"data": models, "has_more": False, "first_id": listed[0], "last_id": listed[-1]}, headers)
 
     def unknown(self, request: Request, raw: bytes, index: int) -> Response:
-        provider = self.config.provider
+        provider = self.client(request)
         headers = _request_id(provider)
         denied = self._auth_error(request, provider, headers)
         if denied is not None:
             return denied
         if provider == "openai":
             return _json(404, _openai_error(f"Invalid URL ({request.method} {request.url.path})"), headers)
+        if provider == "gemini":
+            return self._error("gemini", f"Not Found: {request.url.path}", headers, status=404, kind="not_found_error")
         return self._error("anthropic-messages", "Not Found", headers, status=404, kind="not_found_error")
+
+    def embeddings(self, request: Request, raw: bytes, index: int) -> Response:
+        headers = _request_id("openai")
+        denied = self._auth_error(request, "openai", headers)
+        if denied is not None:
+            return denied
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return _json(400, _openai_error(OPENAI_BAD_JSON), headers)
+        if not isinstance(body, dict):
+            return _json(400, _openai_error(NOT_AN_OBJECT), headers)
+        refusal = openai_embeddings.refusal(body)
+        if refusal is not None:
+            return _json(400, _openai_error(refusal), headers)
+        return _json(200, openai_embeddings.render(body), headers)
+
+    async def upload_file(self, request: Request, raw: bytes, index: int) -> Response:
+        headers = _request_id("openai")
+        denied = self._auth_error(request, "openai", headers)
+        if denied is not None:
+            return denied
+        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+            return _json(400, _openai_error(openai_files.NOT_MULTIPART), headers)
+        # The body is already read (and logged): the form is parsed from that copy.
+        async with request.form() as form:
+            upload, purpose = form.get("file"), form.get("purpose")
+            if upload is None or isinstance(upload, str):
+                return _json(400, _openai_error(openai_files.MISSING.format(field="file")), headers)
+            if not isinstance(purpose, str) or not purpose:
+                return _json(400, _openai_error(openai_files.MISSING.format(field="purpose")), headers)
+            if purpose not in openai_files.PURPOSES:
+                return _json(400, _openai_error(openai_files.BAD_PURPOSE.format(purpose=purpose)), headers)
+            content = await upload.read()
+            meta = self.files.upload(upload.filename or "upload", content, purpose)
+        return _json(200, meta, headers)
+
+    def list_files(self, request: Request, raw: bytes, index: int) -> Response:
+        headers = _request_id("openai")
+        denied = self._auth_error(request, "openai", headers)
+        if denied is not None:
+            return denied
+        query = request.query_params
+        limit = query.get("limit", "10000")
+        if not limit.isdigit() or not 1 <= int(limit) <= 10_000:
+            return _json(
+                400, _openai_error(f"Invalid 'limit': {limit!r}. Expected an integer from 1 to 10000."), headers
+            )
+        listing = self.files.listing(
+            purpose=query.get("purpose"), order=query.get("order", "desc"), after=query.get("after"), limit=int(limit)
+        )
+        return _json(200, listing, headers)
+
+    def file(self, request: Request, raw: bytes, index: int) -> Response:
+        """``GET`` (the file object) or ``DELETE`` (the receipt) ``/v1/files/{file_id}``."""
+        headers = _request_id("openai")
+        denied = self._auth_error(request, "openai", headers)
+        if denied is not None:
+            return denied
+        file_id = request.path_params["file_id"]
+        if request.method == "DELETE":
+            answer = self.files.delete(file_id)
+        else:
+            stored = self.files.get(file_id)
+            answer = None if stored is None else stored.meta
+        if answer is None:
+            return _json(404, _no_such_file(file_id), headers)
+        return _json(200, answer, headers)
+
+    def file_content(self, request: Request, raw: bytes, index: int) -> Response:
+        headers = _request_id("openai")
+        denied = self._auth_error(request, "openai", headers)
+        if denied is not None:
+            return denied
+        stored = self.files.get(request.path_params["file_id"])
+        if stored is None:
+            return _json(404, _no_such_file(request.path_params["file_id"]), headers)
+        return Response(stored.content, headers=headers, media_type="application/octet-stream")
 
     def answer(self, dialect: Dialect, request: Request, raw: bytes, index: int) -> Response:
         headers = _request_id(dialect.provider)
@@ -388,10 +509,10 @@ class _Emulator:
                 "anthropic-messages", ANTHROPIC_MISSING_KEY, headers, status=401, kind="authentication_error"
             )
         if provider == "gemini" and not (request.headers.get("x-goog-api-key") or request.query_params.get("key")):
-            return self._error("gemini", gemini.MISSING_KEY, headers, status=403, kind="permission_error")
+            return self._error("gemini", GEMINI_MISSING_KEY, headers, status=403, kind="permission_error")
         # Vertex AI takes an express-mode API key or a Google OAuth token (not checked).
         if provider == "vertex" and not (request.headers.get("x-goog-api-key") or has_bearer):
-            return self._error("gemini", gemini.MISSING_KEY, headers, status=403, kind="permission_error")
+            return self._error("gemini", GEMINI_MISSING_KEY, headers, status=403, kind="permission_error")
         # Bedrock takes SigV4 only here (the signature itself is not checked): a request that
         # reached the emulator through Suture proves Suture signed it.
         if provider == "bedrock" and not bearer.startswith("AWS4-HMAC-SHA256 "):
@@ -414,10 +535,14 @@ class _Emulator:
         request.app.state.disconnects += 1
 
 
-def _openai_error(message: str) -> dict[str, Any]:
+def _openai_error(message: str, param: str | None = None) -> dict[str, Any]:
     # OpenAI sends a missing key and an unknown URL as plain invalid requests with a null code,
     # where error_envelope would give a 401/404 its specific code.
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+
+
+def _no_such_file(file_id: str) -> dict[str, Any]:
+    return _openai_error(openai_files.NO_SUCH_FILE.format(file_id=file_id), param="id")
 
 
 _BAD_JSON = {

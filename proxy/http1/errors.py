@@ -10,6 +10,7 @@ The hierarchy::
     │   ├── ReadTimeout
     │   └── WriteTimeout
     ├── ConnectError              refused, unresolvable, unreachable, TLS failed
+    │   ├── NameNotResolved       DNS knows no such host; shown to the client
     │   ├── UntrustedCertificate  shown to the client
     │   └── ProxyError            shown to the client
     ├── ReadError                 the socket failed
@@ -35,6 +36,12 @@ class TimeoutException(HTTPError):
 
 class ConnectError(HTTPError):
     """Refused, unresolvable, unreachable, or the TLS handshake failed."""
+
+
+class NameNotResolved(ConnectError):
+    """The upstream's (or the egress proxy's) host name did not resolve: a typo in the URL, or no DNS."""
+
+    shown_to_client = True
 
 
 class UntrustedCertificate(ConnectError):

@@ -16,6 +16,7 @@ from .connection import Connection
 from .errors import (
     ConnectError,
     ConnectTimeout,
+    NameNotResolved,
     PoolTimeout,
     RemoteProtocolError,
     UntrustedCertificate,
@@ -249,6 +250,10 @@ class ConnectionPool:
             raise ConnectTimeout(f"no connection within {self.connect_timeout} s") from None
         except ssl.SSLCertVerificationError as exc:
             raise UntrustedCertificate(f"TLS certificate verification failed: {exc.verify_message}") from None
+        except socket.gaierror as exc:
+            # Its errno is getaddrinfo's (-2), which os.strerror calls "Unknown error -2".
+            whose = "the proxy's host name" if self.proxy else "the host name"
+            raise NameNotResolved(f"{whose} {host} could not be resolved (DNS: {exc.strerror})") from None
         except OSError as exc:  # refused, unresolvable, unreachable, TLS (ssl.SSLError is an OSError)
             raise ConnectError(str(exc) or type(exc).__name__) from None
         return connection

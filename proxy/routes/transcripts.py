@@ -268,7 +268,7 @@ async def strict_refusal(
     if not problems:
         return None
     listing = "; ".join(f"({i}) {p}" for i, p in enumerate(problems, 1))
-    return f"Suture (strict mode) rejected the transcript, {len(problems)} problem(s): {listing}"
+    return f"Suture's strict mode refused this request (it was not sent on), {len(problems)} problem(s): {listing}"
 
 
 def validate_body(body: Any, api: str, provider: str | None, model: str | None, betas: frozenset[str]) -> list[Any]:
@@ -308,13 +308,29 @@ def _capture_draft(
 
 
 def describe_repair(repair: Repair) -> str:
+    """A repair strict mode did not make, as what repair mode would have done (the sanitizer's
+    ``detail`` tells what it did: "answered unanswered call to 't' with a synthetic error result")."""
     where = []
     if repair.message_index is not None:
         where.append(f"message {repair.message_index}")
     if repair.tool_call_id is not None:
         where.append(f"tool call {repair.tool_call_id}")
     place = f" ({', '.join(where)})" if where else ""
-    return f"{repair.code} {repair.rule}{place}: {repair.detail}"
+    return f"{repair.code} {repair.rule}{place}: in repair mode it would have {_would_have(repair.detail)}"
+
+
+# The details that open on a verb in the past tense take "would have" and its participle; the
+# others ("tool id rewritten to ...") are quoted whole.
+_PARTICIPLES = {"gave": "given", "took": "taken", "wrote": "written", "put": "put", "kept": "kept", "split": "split"}
+
+
+def _would_have(detail: str) -> str:
+    verb, _, rest = detail.partition(" ")
+    if verb in _PARTICIPLES:
+        return f"{_PARTICIPLES[verb]} {rest}"
+    if verb.endswith("ed") and verb.isalpha() and verb.islower():
+        return detail
+    return f"made this repair: {detail}"
 
 
 def log_repair(request_id: str, repair: Repair, mode: str) -> None:

@@ -8,6 +8,7 @@ library is uvicorn's own (``uvicorn[standard]`` serves Suture's side of the same
 
 from __future__ import annotations
 
+import socket
 import ssl
 import urllib.parse
 from collections.abc import Iterable, Sequence
@@ -73,6 +74,10 @@ class SocketUnreachable(UpstreamError):
         super().__init__(base_url, cause)
         if isinstance(cause, (ProxyError, InvalidProxy)):
             self.detail = str(cause)
+        elif isinstance(cause, socket.gaierror):
+            # As the HTTP routes say it (proxy/http1/pool.py); the name may be the egress proxy's.
+            self.cause = "NameNotResolved"
+            self.detail = f"a host name could not be resolved (DNS: {cause.strerror})"
 
 
 def socket_url(base_url: str, path: str, query: bytes = b"") -> str:

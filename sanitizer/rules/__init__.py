@@ -197,16 +197,47 @@ RULES: tuple[Rule, ...] = (
     EmptyTranscript(),
 )
 
-__all__ = ["DOC_HEADINGS", "RULES", "Context", "Rule", "reference", "violations_reference"]
+__all__ = [
+    "DOC_HEADINGS",
+    "RULES",
+    "Context",
+    "Rule",
+    "reference",
+    "rule_reference",
+    "summary",
+    "violations_reference",
+]
 
 
 def reference() -> str:
     """The rule reference in Markdown, generated from the rules' own docstrings (``suture rules``)."""
-    sections = []
-    for rule in RULES:
-        heading = f"### {rule.code} {rule.name}\n\n_Applies to: {_applies_to(rule)}._"
-        sections.append(f"{heading}\n\n```\n{rule.documentation()}\n```\n")
-    return "\n".join(sections)
+    return "\n".join(rule_reference(rule) for rule in RULES)
+
+
+def rule_reference(rule: Rule) -> str:
+    """One rule's section of :func:`reference` (``suture rules CODE``)."""
+    heading = f"### {rule.code} {rule.name}\n\n_Applies to: {_applies_to(rule)}._"
+    return f"{heading}\n\n```\n{rule.documentation()}\n```\n"
+
+
+def summary(rule: Rule) -> str:
+    """The first clause of the rule's *What it repairs*, on one line (``suture rules --list``)."""
+    doc = rule.documentation()
+    start = doc.index(f"{DOC_HEADINGS[0]}:") + len(DOC_HEADINGS[0]) + 1
+    end = doc.find(f"\n{DOC_HEADINGS[1]}:", start)
+    text = " ".join(doc[start : end if end >= 0 else None].split()).replace("``", "`")
+    # It ends at the first ". ", ": " or "; " outside code and parentheses (`store: false`, "call_1...").
+    code, depth = False, 0
+    for i, char in enumerate(text):
+        if char == "`":
+            code = not code
+        elif not code and char in "([":
+            depth += 1
+        elif not code and char in ")]":
+            depth -= 1
+        elif not code and depth <= 0 and char in ".:;" and text[i + 1 : i + 2] in (" ", "") and text[i - 1] != ".":
+            return text[:i]
+    return text
 
 
 def providers_reference() -> str:

@@ -80,6 +80,19 @@ def test_probes_ask_real_routes_on_the_default_port() -> None:
         assert [m["mountPath"] for m in container["volumeMounts"]] == ["/etc/suture"]
 
 
+def test_the_native_sidecar_holds_the_agent_back_until_suture_is_ready() -> None:
+    """The kubelet starts a pod's next container once a native sidecar's startupProbe has passed;
+    its readinessProbe does not hold the agent back, so without a startupProbe the agent's first
+    requests could meet a Suture not yet listening."""
+    [deployment] = [d for d in documents(REPO / "deploy/kubernetes/sidecar.yaml") if d["kind"] == "Deployment"]
+    [suture] = deployment["spec"]["template"]["spec"]["initContainers"]
+    assert suture["restartPolicy"] == "Always"
+    probe = suture["startupProbe"]
+    assert probe["httpGet"] == {"path": "/readyz", "port": "suture"} and "/readyz" in routes()
+    # Long enough for a slow node to start Python, short enough to notice a broken image.
+    assert 10 <= probe["periodSeconds"] * probe["failureThreshold"] <= 300
+
+
 def test_config_maps_hold_valid_suture_settings() -> None:
     for path in MANIFESTS:
         for doc in documents(path):

@@ -401,6 +401,7 @@ def test_help_lists_every_command_on_one_line(
     block = out.split("  COMMAND\n", 1)[1].splitlines()
     # One line per command: a wrapped help text would add a line that starts with spaces only.
     assert [line.split()[0] for line in block] == [
+        "demo",
         "serve",
         "emulate",
         "rules",
@@ -410,4 +411,5 @@ def test_help_lists_every_command_on_one_line(
         "captures",
         "profiles",
         "config",
+        "docs",
     ]

@@ -305,7 +305,7 @@ def test_strict_mode_rejects_locally_listing_every_problem(tmp_path: Path) -> No
                 client.chat.completions.create(**broken)
             assert info.value.status_code == 400
             message = info.value.body["message"]  # type: ignore[index]
-            assert message.startswith("Suture (strict mode) rejected the transcript")
+            assert message.startswith("Suture's strict mode refused this request")
             assert "TP001 orphan-tool-call" in message
             assert "tc_slow_1" in message
             assert "tc_nowhere" in message

@@ -450,11 +450,11 @@ def test_strict_mode_answers_in_each_providers_shape(tmp_path: Path) -> None:
     with stack(tmp_path, mode="strict") as s:
         with s.openai() as client, pytest.raises(openai.BadRequestError) as oinfo:
             client.responses.create(model="gpt-4.1", input=responses_seed(), tools=RESPONSES_TOOLS)
-        assert "Suture (strict mode) rejected the transcript" in str(oinfo.value)
+        assert "Suture's strict mode refused this request" in str(oinfo.value)
         with s.gemini() as gclient, pytest.raises(genai_errors.ClientError) as ginfo:
             gclient.models.generate_content(model=GEMINI_MODEL, contents=gemini_seed(), config=gemini_config())
         assert (ginfo.value.code, ginfo.value.status) == (400, "INVALID_ARGUMENT")
-        assert "Suture (strict mode)" in str(ginfo.value)
+        assert "Suture's strict mode" in str(ginfo.value)
         with pytest.raises(ClientError) as binfo:
             s.bedrock().converse(modelId=BEDROCK_MODEL, messages=bedrock_seed(), toolConfig=BEDROCK_TOOL_CONFIG)
         assert binfo.value.response["Error"]["Code"] == "ValidationException"

@@ -154,7 +154,7 @@ def test_strict_mode_refuses_it_on_sonnet_4_5_beta_or_not(stack: Stack) -> None:
         with stack.client(stack.strict) as client, pytest.raises(anthropic.BadRequestError) as refused:
             client.messages.create(**claude_code("claude-sonnet-4-5"), extra_headers=headers)
         message = refused.value.body["error"]["message"]  # type: ignore[index]
-        assert message.startswith("Suture (strict mode) rejected the transcript")
+        assert message.startswith("Suture's strict mode refused this request")
         assert "AN014 system-role-message (message 1)" in message
 
 
@@ -167,7 +167,7 @@ def test_strict_mode_reads_the_betas_of_every_anthropic_beta_header(stack: Stack
     base = [("x-api-key", KEY), ("anthropic-version", "2023-06-01"), ("content-type", "application/json")]
     refused = httpx.post(url, content=json.dumps(body), headers=base, timeout=10)
     assert refused.status_code == 400
-    assert refused.json()["error"]["message"].startswith("Suture (strict mode) rejected the transcript")
+    assert refused.json()["error"]["message"].startswith("Suture's strict mode refused this request")
 
     repeated = [
         *base,

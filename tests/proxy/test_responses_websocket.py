@@ -237,7 +237,9 @@ def test_strict_mode_answers_a_broken_event_with_an_error_event(emulator: tuple[
             assert answer(ws)[-1]["type"] == "response.completed"
     assert error["type"] == "error" and error["status"] == 400
     message = error["error"]["message"]
-    assert message.startswith("Suture (strict mode) rejected the transcript, 2 problem(s): (1) TP001 orphan-tool-call")
+    assert message.startswith(
+        "Suture's strict mode refused this request (it was not sent on), 2 problem(s): (1) TP001 orphan-tool-call"
+    )
     assert f"responses.R1: {NO_OUTPUT}" in message
     assert [r["body"] for r in recorded_requests(record)[before:]] == [CLEAN]
 

@@ -328,6 +328,25 @@ def test_a_refused_connection_is_a_502() -> None:
     anyio.run(run)
 
 
+def test_a_host_name_dns_does_not_know_is_a_502_that_says_so() -> None:
+    base = "http://api.exampel.invalid"  # RFC 2606: .invalid never resolves
+
+    async def run() -> None:
+        upstream = Upstream("openai", base, timeouts=Timeouts())
+        try:
+            with pytest.raises(UpstreamError) as info:
+                await upstream.open("POST", "/v1/chat/completions", headers=[], content=b"{}")
+        finally:
+            await upstream.aclose()
+        assert (info.value.status, info.value.outcome) == (502, "unreachable")
+        assert info.value.describe().startswith(
+            f"Suture could not reach the upstream {base} (NameNotResolved: the host name api.exampel.invalid "
+            "could not be resolved (DNS"
+        )
+
+    anyio.run(run)
+
+
 def test_no_answer_within_the_read_timeout_is_a_504() -> None:
     recorder = Recorder(stall=True)
     with running_server(recorder) as base:

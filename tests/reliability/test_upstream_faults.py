@@ -87,7 +87,10 @@ def test_unreachable_upstreams_are_a_provider_shaped_502(route: str, logs: LogLi
             assert response.headers["x-suture-request-id"] == "fault-none"
             message = _error_message(route, response)
             assert dead in message and "could not reach" in message
-            assert "ConnectError" in message
+            if dead == refused:
+                assert "ConnectError" in message
+            else:
+                assert "the host name nonexistent.invalid could not be resolved (DNS" in message
 
 
 @pytest.mark.parametrize("route", [OPENAI, ANTHROPIC])

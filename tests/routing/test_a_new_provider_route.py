@@ -5,7 +5,7 @@ one place (two values appended to ``proxy.provider_table`` before anything reads
 served (its own path, settings section and client key; a broken transcript repaired by the rules
 the core's provider table binds for it, and accepted by a strict emulator of Mistral's API),
 replayed (``suture replay`` finds its endpoint and reads its key variable) and documented (the
-README's route and configuration references list it).
+the docs' route and configuration references list it).
 """
 
 from __future__ import annotations
@@ -186,8 +186,8 @@ def test_the_route_and_its_settings_are_documented(stack: tuple[str, str, Path])
         assert re.search(rf"\| `{re.escape(key)}` \| `{variable}` \|", done.stdout), key
 
 
-def test_the_readme_route_reference_is_current() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_route_reference_is_current() -> None:
+    readme = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     section = re.search(r"<!-- routes:begin -->\n(.*)<!-- routes:end -->", readme, re.S)
     assert section is not None
     assert section.group(1) == reference(), "regenerate it with `python -m proxy.routes.reference`"

@@ -46,7 +46,7 @@ def test_strict_mode_rejects_a_routed_chat_body_by_the_rules_suture_check_applie
         response = httpx.post(url + "/v1/chat/completions", json=TRAILING_SPACE, timeout=10)
     assert response.status_code == 400, response.text
     message = response.json()["error"]["message"]
-    assert message.startswith("Suture (strict mode) rejected the transcript")
+    assert message.startswith("Suture's strict mode refused this request")
     for violation in violations:
         assert isinstance(violation, dict)
         assert f"{violation['rule']}: {violation['message']}" in message
