@@ -1,6 +1,6 @@
-"""The configuration reference in the README, generated from the settings' own field descriptions.
+"""The configuration reference (docs/configuration.md), generated from the settings' own field descriptions.
 
-``python -m proxy.config_reference`` prints the Markdown table; a test keeps the README's copy
+``python -m proxy.config_reference`` prints the Markdown table; a test keeps the docs' copy
 (between ``<!-- config:begin -->`` and ``<!-- config:end -->``) equal to it.
 """
 

@@ -1,6 +1,6 @@
 """The upstream HTTP/1.1 client: a keep-alive connection pool on asyncio, parsed by httptools.
 
-A proxy's cost is mostly its upstream client (issue 8; README, Benchmarks). Against the
+A proxy's cost is mostly its upstream client (issue 8; bench/README.md). Against the
 benchmark's zero-delay mock, one request and its answer cost about 180 µs of CPU through
 aiohttp's client and 50 µs through this one; httpx's own transport costs more than aiohttp's.
 What it does is what a proxy needs and no more: one origin per pool, requests sent as built (no

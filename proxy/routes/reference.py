@@ -1,6 +1,6 @@
-"""The README's table of native routes, generated from the route table.
+"""The table of native routes (docs/getting-started.md), generated from the route table.
 
-``python -m proxy.routes.reference`` prints the Markdown table; a test keeps the README's copy
+``python -m proxy.routes.reference`` prints the Markdown table; a test keeps the docs' copy
 (between ``<!-- routes:begin -->`` and ``<!-- routes:end -->``) equal to it.
 """
 
