@@ -34,8 +34,8 @@ from .settings import BedrockSettings, ConfigError, RetrySettings, Settings
 from .upstreams import via_litellm
 from .upstreams.native import Retries, Signer, Timeouts, Upstream, upstream_ssl_context
 
-_YOUNG_GENERATION_THRESHOLD = 10_000
-_STAMPED = frozenset({b"x-suture-request-id", b"x-suture-repairs"})  # CPython's default is 700: see the lifespan
+_YOUNG_GENERATION_THRESHOLD = 10_000  # CPython's default is 700: see the lifespan
+_STAMPED = frozenset({b"x-suture-request-id", b"x-suture-repairs", b"x-suture-rules"})
 
 
 def build_app(settings: Settings) -> Starlette:

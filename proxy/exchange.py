@@ -308,13 +308,19 @@ class Exchange:
             return await loop.run_in_executor(None, work, *args)
 
     def stamp(self) -> list[tuple[bytes, bytes]]:
-        """Suture's headers on the answer: its request id and the repairs applied. The provider's
-        own ids (``x-request-id``, ``request-id``) pass unchanged: support asks for those."""
+        """Suture's headers on the answer: its request id, the repairs applied and, when there
+        were any, which rules made them (``x-suture-rules: TP001,AN002``). The provider's own ids
+        (``x-request-id``, ``request-id``) pass unchanged: support asks for those."""
         self.answer.stamped = True
-        return [
+        transcript = self.transcript
+        headers = [
             (b"x-suture-request-id", self.request_id.encode()),
-            (b"x-suture-repairs", str(self.transcript.applied).encode()),
+            (b"x-suture-repairs", str(transcript.applied).encode()),
         ]
+        if transcript.applied:
+            codes = ",".join(dict.fromkeys(repair.code for repair in transcript.repairs))
+            headers.append((b"x-suture-rules", codes.encode()))
+        return headers
 
     def wants_error_body(self, status: int) -> bool:
         """Whether the capture needs the answer's first bytes (an error answer it will keep)."""

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from ..exchange import Exchange
-from .ring import MODEL_CHARS, NAME_CHARS, PATH_CHARS, Entry, Ring, encode_capture, outcome_of, shorten
+from .ring import MODEL_CHARS, NAME_CHARS, PATH_CHARS, Entry, Ring, encode_capture, outcome_of, route_name, shorten
 
 # Probes and scrapes are not what anyone opens the page to see.
 _SKIPPED = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -45,7 +45,12 @@ class Feed:
             "method": exchange.scope["method"],
             "path": shorten(path, PATH_CHARS),
             # The provider's name, as captures name the route: the live page and the offline one agree.
-            "route": shorten(provider or exchange.route_label, NAME_CHARS),
+            "route": shorten(
+                route_name(provider, destination.route.api if destination.route is not None else None)
+                if provider
+                else exchange.route_label,
+                NAME_CHARS,
+            ),
             "model": shorten(transcript.model or "", MODEL_CHARS),
             "upstream": shorten(destination.upstream or provider or "", NAME_CHARS),
             "status": exchange.answer.status,

@@ -119,6 +119,17 @@ def iso(moment: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
 
 
+# The formats a provider section serves more than one of: the list names which (Chat or Responses).
+_API_NAMES = {"openai-chat": "chat", "openai-responses": "responses"}
+
+
+def route_name(provider: str, api: object) -> str:
+    """The list's route column: the provider's section, and which of its formats when it has two
+    (``openai chat``, ``openai responses``); the same for a live request and a capture file."""
+    name = _API_NAMES.get(api) if isinstance(api, str) else None
+    return f"{provider} {name}" if name and provider else provider
+
+
 def outcome_of(rejection: str | None, upstream_status: int | str | None, outcome: str) -> str:
     """How a request ended, in the list's words."""
     if rejection is not None:
@@ -253,7 +264,7 @@ def entry_from_capture(seq: int, record: Mapping[str, Any], capture: bytes) -> E
         timestamp=float(moment),
         method="POST",
         path=shorten(str(record.get("path", "")), PATH_CHARS),
-        route=shorten(str(record.get("route", "")), NAME_CHARS),
+        route=shorten(route_name(str(record.get("route", "")), record.get("api")), NAME_CHARS),
         model=shorten(str(model or ""), MODEL_CHARS),
         upstream=shorten(str(record.get("route", "")), NAME_CHARS),
         status=status if isinstance(status, int) else 400,

@@ -67,7 +67,7 @@ def _side(rows: tuple[Row, ...], width: int, colour: bool, *, before: bool) -> l
     out = []
     for row, note in zip(rows, notes, strict=True):
         sign = next((_SIGNS[m] for m in row.marks if m in _SIGNS), " ")
-        line = f"{sign} #{row.index:<3} {fit(row.role, _ROLE_WIDTH - 1)} {fit(row.summary(), text_width)}"
+        line = f"{sign} #{row.index:<3} {fit(row.role, _ROLE_WIDTH - 1)} {_summary(row, text_width)}"
         if note_width:
             line += "  " + fit(note, note_width)
         line = line.rstrip()
@@ -75,6 +75,23 @@ def _side(rows: tuple[Row, ...], width: int, colour: bool, *, before: bool) -> l
             line = f"\x1b[{_COLOURS[sign]}m{line}\x1b[0m"
         out.append(line)
     return out
+
+
+def _summary(row: Row, width: int) -> str:
+    """The row's summary in ``width`` cells. A text the repair merged in from another message must
+    read whole (the reader looks for it there), so when the line is too long what is cut is the
+    rest of the text before it: most often a synthetic result's long explanation."""
+    summary = row.summary()
+    if cells(summary) <= width or not row.merged:
+        return fit(summary, width)
+    start = min((at for at in (summary.rfind(text) for text in row.merged) if at >= 0), default=-1)
+    if start <= 0:
+        return fit(summary, width)
+    tail = summary[start:]
+    room = width - cells(tail) - 1
+    if room < 10:
+        return fit(summary, width)
+    return fit(fit(summary[:start].rstrip(), room) + " " + tail, width)
 
 
 def _note(row: Row, before: bool) -> str:

@@ -5,6 +5,10 @@ holds all three) it gives both sides as rows (role, a text summary, tool calls a
 with their ids) and marks what changed: synthetic results, moved messages, dropped or folded
 messages, changed messages and renamed ids. The page and ``suture fix|captures show --diff``
 both draw it.
+
+It follows texts, not positions: a message no forwarded message matches whole, but whose every
+text was forwarded inside another message (a user text merged after a synthetic result), is
+marked moved, with where its text went. Only a text the forwarded transcript lacks is dropped.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ class Row:
     note: str = ""
     repairs: tuple[str, ...] = ()
     """Codes of the repairs reported at this message (the before side only)."""
+    merged: tuple[str, ...] = ()
+    """Texts of other before messages that the repair put in this one (the after side only):
+    a view that must cut the line cuts the rest, so these read whole."""
 
     def summary(self) -> str:
         """The message on one line: its tool calls and results, then its text."""
@@ -95,7 +102,8 @@ def compare(original: Any, forwarded: Any, repairs: Iterable[Mapping[str, Any]],
             by_index.setdefault(index, []).append(repair)
     whole = tuple(str(r.get("code", "?")) for r in repairs if not isinstance(r.get("message_index"), int))
     before_raw = messages_of(original, api)
-    before = [_row(i, m, api) for i, m in enumerate(before_raw)]
+    before_parsed = [_parse(i, m, api) for i, m in enumerate(before_raw)]
+    before = [row for row, _ in before_parsed]
     before = [
         _with(row, repairs=tuple(dict.fromkeys(str(r.get("code", "?")) for r in by_index.get(row.index, ()))))
         for row in before
@@ -103,7 +111,8 @@ def compare(original: Any, forwarded: Any, repairs: Iterable[Mapping[str, Any]],
     if forwarded is None:
         return TranscriptDiff(api, tuple(before), tuple(before), False, whole)
     after_raw = messages_of(forwarded, api)
-    after = [_row(i, m, api) for i, m in enumerate(after_raw)]
+    after_parsed = [_parse(i, m, api) for i, m in enumerate(after_raw)]
+    after = [row for row, _ in after_parsed]
     before_keys = [_key(m) for m in before_raw]
     after_keys = [_key(m) for m in after_raw]
 
@@ -131,6 +140,12 @@ def compare(original: Any, forwarded: Any, repairs: Iterable[Mapping[str, Any]],
     kept = _increasing([(a, b) for a, b in order if b not in reported_moved])
     moved_after = {a for a, _ in order if (a, pair[a]) not in kept}
 
+    found = _texts_found(unused, [parts for _, parts in before_parsed], [parts for _, parts in after_parsed], pair)
+    merged_into: dict[int, list[int]] = {}  # after index -> the unmatched before messages it took text from
+    for b, places in found.items():
+        for a in sorted({a for a, _ in places}):
+            merged_into.setdefault(a, []).append(b)
+
     before_marks: dict[int, list[str]] = {}
     before_notes: dict[int, str] = {}
     new_after: list[Row] = []
@@ -153,14 +168,36 @@ def compare(original: Any, forwarded: Any, repairs: Iterable[Mapping[str, Any]],
                 before_notes[b] = "; ".join(n for n in (before_notes.get(b, ""), change[1]) if n)
         elif any(item.kind == "result" and item.id not in old_results for item in row.items):
             marks.append(SYNTHETIC)
-        else:
+        elif a not in merged_into:
             marks.append(ADDED)
-        new_after.append(_with(row, marks=tuple(marks), note="; ".join(n for n in notes if n)))
+        merged: list[str] = []
+        if a in merged_into:
+            marks.append(MOVED)
+            notes.append("has the text of " + ", ".join(f"#{b}" for b in merged_into[a]))
+            merged = [_clip(text) for b in merged_into[a] for at, text in found[b] if at == a]
+        new_after.append(
+            _with(
+                row,
+                marks=tuple(dict.fromkeys(marks)),
+                note="; ".join(n for n in notes if n),
+                merged=tuple(t for t in merged if t and t in row.text),
+            )
+        )
     new_before: list[Row] = []
     for b, row in enumerate(before):
         marks = before_marks.get(b, [])
         note = before_notes.get(b, "")
-        if b in unused:
+        if b in unused and b in found:
+            went = sorted({a for a, _ in found[b]})
+            marks = [MOVED]
+            notes = ["now in " + ", ".join(f"#{a}" for a in went)]
+            sent = {(i.kind, i.id) for other in after for i in other.items}
+            lost = [i for i in row.items if (i.kind, i.id) not in sent]
+            if lost:
+                marks.append(CHANGED)
+                notes.append(f"{len(lost)} tool block(s) not forwarded with it")
+            note = "; ".join(notes)
+        elif b in unused:
             actions = {str(r.get("action")) for r in by_index.get(b, ())}
             marks = [FOLDED if actions & _FOLDING_ACTIONS else DROPPED]
         new_before.append(_with(row, marks=tuple(dict.fromkeys(marks)), note=note))
@@ -181,6 +218,82 @@ def messages_of(body: Any, api: str) -> list[Any]:
         return list(contents) if isinstance(contents, list) else []
     messages = body.get("messages")
     return list(messages) if isinstance(messages, list) else []
+
+
+def _parse(index: int, message: Any, api: str) -> tuple[Row, tuple[str, ...]]:
+    """The message's row and its texts, whole and with spaces folded: what :func:`compare` follows.
+    Placeholders (``[thinking]``, ``[image]``) are not texts: they would match each other."""
+    row = _row(index, message, api)
+    if not isinstance(message, Mapping):
+        return row, ()
+    texts: list[str] = []
+    if api == "openai-responses" and message.get("type") not in (None, "message"):
+        if str(message.get("type")).endswith("_output"):
+            texts.append(_text_of(message.get("output")))
+    elif api == "openai-chat":
+        texts.append(_text_of(message.get("content")))
+    elif api == "gemini":
+        for part in message.get("parts") or ():
+            if isinstance(part, Mapping) and "text" in part and not part.get("thought"):
+                texts.append(str(part["text"]))
+            elif isinstance(part, Mapping) and isinstance(part.get("functionResponse"), Mapping):
+                texts.append(_compact(part["functionResponse"].get("response")))
+    else:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else [content]:
+            if not isinstance(block, Mapping):
+                texts.append(_text_of(block))
+            elif str(block.get("type")).endswith("tool_result"):
+                texts.append(_text_of(block.get("content")))
+            elif isinstance(block.get("toolResult"), Mapping):
+                texts.append(_text_of(block["toolResult"].get("content")))
+            elif "text" in block and block.get("type") in (None, "text", "input_text", "output_text"):
+                texts.append(str(block["text"]))
+    folded = (_SPACE.sub(" ", text).strip() for text in texts)
+    return row, tuple(text for text in folded if text)
+
+
+_MIN_CONTAINED = 16
+"""The shortest text a moved message is recognised by inside a longer one."""
+
+
+def _texts_found(
+    unused: Iterable[int],
+    before: Sequence[tuple[str, ...]],
+    after: Sequence[tuple[str, ...]],
+    pair: Mapping[int, int],
+) -> dict[int, list[tuple[int, str]]]:
+    """For each unmatched before message whose every text was forwarded, where each went:
+    ``(after index, text)``. A text found as a whole text of an after message wins over one found
+    inside a longer text (a client that joins strings); texts the after message's own before
+    message already had are not free to be claimed."""
+    free: list[list[str]] = []
+    for a, parts in enumerate(after):
+        left = list(parts)
+        for text in before[pair[a]] if a in pair else ():
+            if text in left:
+                left.remove(text)
+        free.append(left)
+    found: dict[int, list[tuple[int, str]]] = {}
+    for b in unused:
+        if not before[b]:
+            continue
+        places: list[tuple[int, str]] = []
+        for text in before[b]:
+            at = next((a for a, left in enumerate(free) if text in left), None)
+            if at is not None:
+                free[at].remove(text)
+            else:
+                # Inside a longer text only when long enough not to be there by chance ("ok" is in
+                # many texts): a short text must have been forwarded as a text of its own.
+                contained = len(text) >= _MIN_CONTAINED
+                at = next((a for a, left in enumerate(free) if contained and any(text in o for o in left)), None)
+            if at is None:
+                break
+            places.append((at, text))
+        else:
+            found[b] = places
+    return found
 
 
 def _row(index: int, message: Any, api: str) -> Row:

@@ -44,7 +44,7 @@ HOP_BY_HOP = frozenset(
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "expect"}
 # uvicorn writes its own `date`; two would confuse clients.
 # Suture stamps its own x-suture-* (an upstream that is another Suture has stamped its own).
-_NOT_RELAYED = HOP_BY_HOP | {"date", "x-suture-request-id", "x-suture-repairs"}
+_NOT_RELAYED = HOP_BY_HOP | {"date", "x-suture-request-id", "x-suture-repairs", "x-suture-rules"}
 _SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
 _SSE_HEADER_NAMES = frozenset(k.encode() for k in _SSE_HEADERS)
 _SSE_HEADER_PAIRS = [(k.encode(), v.encode()) for k, v in _SSE_HEADERS.items()]

@@ -98,3 +98,118 @@ def test_terminal_view_keeps_columns_aligned_with_wide_characters() -> None:
 def test_terminal_view_is_coloured_only_when_asked() -> None:
     diff = repaired({"model": "gpt-4o", "messages": INTERRUPTED_CHAT}, "openai-chat")
     assert "\x1b[32m+ " in render(diff, colour=True)
+
+
+def _seed_anthropic() -> dict[str, Any]:
+    """Seed 000 in Anthropic shape: an unanswered call, the framework's recovery text, the user's reply."""
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "messages": [
+            {"role": "user", "content": "请调用 slow_tool 完成任务"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "tc_slow_1", "name": "slow_tool", "input": {}}],
+            },
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "I noticed that you have interrupted me. What can I do for you?"}],
+            },
+            {"role": "user", "content": [{"type": "text", "text": "Stop! Just answer 42 instead."}]},
+        ],
+    }
+
+
+_SYNTHETIC_TEXT = (
+    "Tool call `slow_tool` was interrupted before a result came back. It may have partly run: "
+    "check its effects before relying on them or retrying."
+)
+_TP001 = [{"code": "TP001", "action": "synthesized", "message_index": 1, "tool_call_id": "tc_slow_1"}]
+
+
+def _merged_forward(*, recovery: bool = True) -> dict[str, Any]:
+    """The seed forwarded with the recovery text folded before the call and the user's text merged
+    after the synthetic result."""
+    body = _seed_anthropic()
+    recovery_text = [{"type": "text", "text": body["messages"][2]["content"][0]["text"]}] if recovery else []
+    call = body["messages"][1]["content"][0]
+    result = {"type": "tool_result", "tool_use_id": "tc_slow_1", "content": _SYNTHETIC_TEXT, "is_error": True}
+    return {
+        **body,
+        "messages": [
+            body["messages"][0],
+            {"role": "assistant", "content": [*recovery_text, call]},
+            {"role": "user", "content": [result, {"type": "text", "text": "Stop! Just answer 42 instead."}]},
+        ],
+    }
+
+
+def test_a_user_text_merged_after_a_synthetic_result_is_moved_not_dropped() -> None:
+    diff = compare(_seed_anthropic(), _merged_forward(), _TP001, "anthropic-messages")
+    user = diff.before[3]
+    assert user.marks == (MOVED,) and user.note == "now in #2"
+    recovery = diff.before[2]
+    assert recovery.marks == (MOVED,) and recovery.note == "now in #1"
+    assert not any(DROPPED in row.marks or FOLDED in row.marks for row in diff.before)
+    result = diff.after[2]
+    assert result.marks == (SYNTHETIC, MOVED) and result.note == "has the text of #3"
+    assert result.merged == ("Stop! Just answer 42 instead.",)
+    out = render(diff, width=100)
+    before, after = out.split("After:")
+    assert "dropped" not in out
+    line = next(line for line in after.splitlines() if line.startswith("+ #2"))
+    assert 'Stop! Just answer 42 instead."' in line and cells(line) <= 100, line
+    assert "> #3   user      Stop! Just answer 42 instead." in before
+
+
+def test_the_golden_tp001_new_turn_text_is_moved_into_the_result_message() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 16,
+        "messages": [
+            {"role": "user", "content": "weather?"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}],
+            },
+            {"role": "user", "content": "never mind, tell me a joke"},
+        ],
+    }
+    diff = repaired(body, "anthropic-messages")
+    assert diff.before[2].marks == (MOVED,) and diff.before[2].note == "now in #2"
+    assert "never mind, tell me a joke" in diff.after[2].text
+
+
+def test_a_text_really_absent_from_the_forwarded_transcript_is_still_dropped() -> None:
+    diff = compare(_seed_anthropic(), _merged_forward(recovery=False), _TP001, "anthropic-messages")
+    assert diff.before[2].marks == (DROPPED,)
+    assert diff.before[3].marks == (MOVED,)
+    assert "dropped" in render(diff)
+
+
+def test_a_message_only_partly_forwarded_is_still_dropped() -> None:
+    body = {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]}
+    forwarded = {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "c"}]}
+    diff = compare(body, forwarded, [], "anthropic-messages")
+    assert diff.before[0].marks == (DROPPED,)
+
+
+def test_a_short_dropped_text_is_not_taken_for_one_moved_inside_a_longer_text() -> None:
+    """A text is recognised inside a longer one only when it is long enough not to be there by
+    chance: a dropped "ok" is not "moved" into a new message that happens to contain those letters."""
+    before = {
+        "messages": [
+            {"role": "user", "content": "deploy it"},
+            {"role": "assistant", "content": "deploying"},
+            {"role": "user", "content": "ok"},
+        ]
+    }
+    after = {
+        "messages": [
+            {"role": "user", "content": "deploy it"},
+            {"role": "assistant", "content": "deploying"},
+            {"role": "user", "content": "the deploy looks broken"},
+        ]
+    }
+    diff = compare(before, after, [], "openai-chat")
+    assert diff.before[2].marks == (DROPPED,)
